@@ -1,0 +1,18 @@
+"""randfeat — random features for kernel approximation, and checks of their theory.
+
+Feature maps
+------------
+fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
+"""
+
+from randfeat._validation import is_power_of_two, next_power_of_two
+from randfeat.hadamard import fwht
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "fwht",
+    "is_power_of_two",
+    "next_power_of_two",
+]

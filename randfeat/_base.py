@@ -1,0 +1,38 @@
+"""Shared scikit-learn plumbing of the randfeat transformers."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import validate_data
+
+from randfeat._validation import check_n_threads, check_random_state
+
+__all__ = ["RandomFeaturesBase"]
+
+
+class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class: input validation, dtype tags, ``random_state`` and ``n_threads`` resolution.
+
+    Subclasses declare ``_parameter_constraints`` (validated by ``fit`` through
+    ``sklearn.base._fit_context``), set ``_n_features_out`` in ``fit`` (used by
+    ``get_feature_names_out``) and never draw random numbers outside ``fit``.
+    """
+
+    def _validate_X(self, X, *, reset: bool, accept_sparse=False):
+        """float32/float64 C-ordered finite array (ints become float64); checks n_features_in_."""
+        return validate_data(
+            self, X, reset=reset, accept_sparse=accept_sparse,
+            dtype=[np.float64, np.float32], order="C", ensure_all_finite=True,
+            ensure_min_samples=1)
+
+    def _rng(self) -> np.random.Generator:
+        return check_random_state(self.random_state)
+
+    def _n_threads(self) -> int:
+        return check_n_threads(self.n_threads)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

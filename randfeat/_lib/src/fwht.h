@@ -1,0 +1,32 @@
+/* randfeat FWHT: unnormalised fast Walsh-Hadamard transform in natural (Sylvester) order.
+ *
+ *   rf_fwht_float(x, log_n)  transforms the 2**log_n contiguous floats at x in place;
+ *   rf_fwht_double(x, log_n) the same for doubles.
+ *
+ * Both return 0 on success and -1 when log_n is outside [0, 30].  They never allocate, never
+ * touch Python, and are safe to call concurrently on disjoint buffers (no global state beyond the
+ * CPU-feature dispatch, which is resolved once and is idempotent).
+ */
+#ifndef RANDFEAT_FWHT_H
+#define RANDFEAT_FWHT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int rf_fwht_float(float *x, int log_n);
+int rf_fwht_double(double *x, int log_n);
+
+/* 1 when all n values are finite (no NaN, no +-Inf), else 0.  Branch-free, vectorisable. */
+int rf_all_finite_float(const float *x, ptrdiff_t n);
+int rf_all_finite_double(const double *x, ptrdiff_t n);
+
+/* Name of the code path the dispatcher selected on this CPU (e.g. "scalar", "avx2", "avx512"). */
+const char *rf_fwht_isa(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

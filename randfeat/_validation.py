@@ -1,0 +1,149 @@
+"""Input validation shared by every public module (one copy of each helper).
+
+The public ``.py`` modules call these before handing arrays to the compiled kernels in
+:mod:`randfeat._lib`, which assume C-contiguous, correctly typed, finite input.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "check_finite",
+    "check_n_threads",
+    "check_random_state",
+    "effective_n_cpus",
+    "is_power_of_two",
+    "next_power_of_two",
+]
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def is_power_of_two(n) -> bool:
+    """Return True when ``n`` is a positive integer power of two (1, 2, 4, ...).
+
+    >>> [is_power_of_two(k) for k in (0, 1, 2, 3, 4, 1023, 1024)]
+    [False, True, True, False, True, False, True]
+    """
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
+        return False
+    n = int(n)
+    return n > 0 and (n & (n - 1)) == 0
+
+
+def next_power_of_two(n) -> int:
+    """Smallest power of two ``>= n`` (``n >= 0``; ``next_power_of_two(0) == 1``).
+
+    >>> [next_power_of_two(k) for k in (0, 1, 2, 3, 5, 1024, 1025)]
+    [1, 1, 2, 4, 8, 1024, 2048]
+    """
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
+        raise TypeError(f"next_power_of_two expects a non-negative integer, got {n!r} "
+                        f"of type {type(n).__name__}")
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"next_power_of_two expects a non-negative integer, got {n}")
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """Turn ``seed`` into a :class:`numpy.random.Generator`.
+
+    Accepts None (fresh OS entropy), an int, a :class:`numpy.random.SeedSequence`, a
+    :class:`numpy.random.BitGenerator`, a :class:`numpy.random.Generator` (returned unchanged) or a
+    legacy :class:`numpy.random.RandomState` (a Generator is seeded from it, which advances it).
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (numbers.Integral, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if int(seed) < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {int(seed)}")
+        return np.random.default_rng(int(seed))
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**63 - 1, dtype=np.int64))
+    raise TypeError(
+        "random_state must be None, an int, a numpy SeedSequence, BitGenerator, Generator or "
+        f"RandomState; got {seed!r} of type {type(seed).__name__}")
+
+
+def effective_n_cpus() -> int:
+    """Number of CPUs this process may use (affinity mask and OMP_NUM_THREADS respected)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        n = os.cpu_count() or 1
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        n = min(n, int(env))
+    return max(1, n)
+
+
+def check_n_threads(n_threads) -> int:
+    """Resolve ``n_threads`` to a positive thread count.
+
+    None means every CPU available to the process (see :func:`effective_n_cpus`); a negative
+    value counts back from that (``-1`` is all, ``-2`` all but one, floored at 1); 0 is an error.
+    """
+    if n_threads is None:
+        return effective_n_cpus()
+    if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads,
+                                                                  (numbers.Integral, np.integer)):
+        raise TypeError(f"n_threads must be None or an int, got {n_threads!r} "
+                        f"of type {type(n_threads).__name__}")
+    n_threads = int(n_threads)
+    if n_threads == 0:
+        raise ValueError("n_threads must be a positive number of threads, a negative count "
+                         "back from all CPUs (-1 = all), or None; got 0")
+    if n_threads < 0:
+        return max(1, effective_n_cpus() + 1 + n_threads)
+    return n_threads
+
+
+def _describe_dtype(dtype) -> str:
+    return np.dtype(dtype).name
+
+
+def as_float_array(x, *, name: str = "x", func: str = "", copy: bool = False) -> np.ndarray:
+    """Convert ``x`` to a float32/float64 ndarray without copying when possible.
+
+    float32 and float64 are kept; integer, unsigned and bool input becomes float64; every other
+    dtype (complex, float16, longdouble, object, strings, datetimes, ...) raises TypeError naming
+    the dtype and how to fix it.  The input is never modified: with ``copy=True`` the result never
+    shares memory with ``x``.
+    """
+    where = f"{func}: " if func else ""
+    arr = np.asarray(x)
+    dt = arr.dtype
+    if dt in _FLOAT_DTYPES:
+        out = arr
+    elif dt.kind in "iub":
+        out = arr.astype(np.float64)
+        copy = False  # astype already copied
+    else:
+        raise TypeError(
+            f"{where}unsupported dtype {_describe_dtype(dt)} for {name}; randfeat computes in "
+            "float32 or float64 (integer and bool input is converted to float64). "
+            + ("Take the real part or the magnitude first" if dt.kind == "c" else
+               f"Cast it first, e.g. {name}.astype(np.float64)"))
+    if copy:
+        out = np.array(out, copy=True)
+    return out
+
+
+def check_finite(x: np.ndarray, *, name: str = "X", func: str = "") -> None:
+    """Raise ValueError when ``x`` holds NaN or infinity, naming the parameter and a position."""
+    if x.size and not np.isfinite(x).all():
+        bad = np.argwhere(~np.isfinite(x))[0]
+        where = f"{func}: " if func else ""
+        pos = tuple(int(i) for i in bad)
+        val = x[pos]
+        raise ValueError(
+            f"{where}{name} contains NaN or infinity (first at index {pos if len(pos) > 1 else pos[0]}"
+            f": {val!r}); remove or impute non-finite values before calling")

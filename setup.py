@@ -1,0 +1,90 @@
+"""Build the compiled kernels of randfeat.
+
+Everything declarative lives in ``pyproject.toml``; this file only lists the
+Cython extensions.  OpenMP is used when the compiler supports it; set
+``RANDFEAT_NO_OPENMP=1`` to build without it (the package then runs every
+kernel on one thread).  No host-specific flags (``-march=native``) are used:
+the FWHT picks its SIMD variant at run time from the CPU's features.
+"""
+
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+LIB = Path("randfeat") / "_lib"
+SRC = LIB / "src"
+
+
+def _truthy(name):
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _openmp_flags():
+    """Return (compile_args, link_args) for OpenMP, or ([], []) if unavailable."""
+    if _truthy("RANDFEAT_NO_OPENMP"):
+        print("randfeat: RANDFEAT_NO_OPENMP set, building without OpenMP")
+        return [], []
+    if sys.platform == "win32":
+        return ["/openmp"], []
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = cc.split()
+    code = "#include <omp.h>\nint main(void){return omp_get_max_threads() > 0 ? 0 : 1;}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(code)
+        try:
+            subprocess.run(cc + ["-fopenmp", str(src), "-o", str(Path(tmp) / "probe")],
+                           check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError):
+            print("randfeat: compiler has no OpenMP support, building without it")
+            return [], []
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+OMP_COMPILE, OMP_LINK = _openmp_flags()
+BASE_COMPILE = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
+DEFINES = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+
+# C sources shared by several extensions (compiled into each that needs them).
+C_SOURCES = {
+    "_fwht": [str(SRC / "fwht.c")],
+    "_fastfood": [str(SRC / "fwht.c")],
+}
+
+
+def _extensions():
+    exts = []
+    for pyx in sorted((HERE / LIB).glob("*.pyx")):
+        name = pyx.stem
+        exts.append(Extension(
+            f"randfeat._lib.{name}",
+            sources=[str(LIB / pyx.name)] + C_SOURCES.get(name, []),
+            include_dirs=[np.get_include(), str(SRC)],
+            define_macros=DEFINES,
+            extra_compile_args=BASE_COMPILE + OMP_COMPILE,
+            extra_link_args=OMP_LINK,
+        ))
+    return exts
+
+
+setup(
+    ext_modules=cythonize(
+        _extensions(),
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "initializedcheck": False,
+            "cdivision": True,
+            "freethreading_compatible": True,
+        },
+    ),
+)

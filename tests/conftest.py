@@ -1,0 +1,51 @@
+"""Shared fixtures.
+
+Seeds
+-----
+Statistical tests take the ``global_random_seed`` fixture.  By default it is one fixed seed (42),
+so the suite is deterministic.  ``RANDFEAT_TESTS_SEEDS`` widens it:
+
+* ``RANDFEAT_TESTS_SEEDS=all`` runs every seed 0–99 (each test must pass for all of them);
+* ``RANDFEAT_TESTS_SEEDS=3`` runs seed 3; ``RANDFEAT_TESTS_SEEDS=0-9`` runs 0..9 inclusive.
+
+Hypothesis
+----------
+Profile ``ci`` (selected when ``CI`` is set) is derandomised with no deadline; ``dev`` has no
+deadline either.  Hypothesis varies inputs, never the seed of a probabilistic bound.
+"""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", deadline=None, max_examples=50,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", deadline=None, max_examples=50, derandomize=True, database=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+DEFAULT_SEED = 42
+
+
+def _seeds():
+    spec = os.environ.get("RANDFEAT_TESTS_SEEDS", "").strip()
+    if not spec:
+        return [DEFAULT_SEED]
+    if spec == "all":
+        return list(range(100))
+    if "-" in spec:
+        lo, hi = (int(s) for s in spec.split("-", 1))
+        return list(range(lo, hi + 1))
+    return [int(s) for s in spec.split(",")]
+
+
+def pytest_generate_tests(metafunc):
+    if "global_random_seed" in metafunc.fixturenames:
+        metafunc.parametrize("global_random_seed", _seeds(), ids=lambda s: f"seed{s}")
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
+def global_dtype(request):
+    return request.param
