@@ -3,8 +3,13 @@
 Feature maps
 ------------
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
+
+Kernels
+-------
+kernels                exact shift-invariant kernels and their spectral samplers
 """
 
+from randfeat import kernels
 from randfeat._validation import is_power_of_two, next_power_of_two
 from randfeat.hadamard import fwht
 
@@ -14,5 +19,6 @@ __all__ = [
     "__version__",
     "fwht",
     "is_power_of_two",
+    "kernels",
     "next_power_of_two",
 ]
