@@ -18,7 +18,7 @@ import scipy.linalg
 from scipy import special, stats
 
 from randfeat.fastfood import Fastfood
-from randfeat.kernels import BallSumKernel
+from randfeat.kernels import BallSumKernel, MaternKernel, get_kernel
 
 Z_FAIL = 5.0
 
@@ -126,6 +126,18 @@ def test_gaussian_unbiased(global_random_seed):
     """LSS Lemma 3: E k-hat = exp(-||Delta||^2 / (2 sigma^2)); d_in = 12 (padded to 16), sigma = 1.7."""
     _unbiased_check(lambda s: Fastfood(n_components=2 * 16 * 2000, sigma=1.7, random_state=s),
                     lambda dl: math.exp(-np.sum(dl**2) / (2 * 1.7**2)), 12, global_random_seed)
+
+
+@pytest.mark.parametrize("kernel", [MaternKernel(sigma=1.2, nu=0.5), MaternKernel(sigma=0.9, nu=2.5),
+                                    "matern"])
+def test_other_isotropic_kernels_unbiased(global_random_seed, kernel):
+    """Isotropic kernels of randfeat.kernels through their sample_radius (Student-t radii)."""
+    ff = _unbiased_check(lambda s: Fastfood(n_components=16 * 1500, features="phase", sigma=1.1,
+                                            kernel=kernel, random_state=s),
+                         lambda dl: float(get_kernel(kernel, sigma=1.1).k(dl)), 16,
+                         global_random_seed)
+    assert isinstance(ff.kernel_, MaternKernel)
+    assert ff.sigma_ == (1.1 if kernel == "matern" else kernel.sigma)
 
 
 def test_gaussian_unbiased_larger_d(global_random_seed):

@@ -4,29 +4,28 @@ One call transforms every row of ``X`` through all blocks of the Fastfood matrix
 
     V_b = scale * diag(S_b) H diag(G_b) Pi_b H diag(B_b),     scale = 1 / (sigma sqrt(d))
 
-(Le, Sarlos & Smola 2013, eq. 7) and writes the trigonometric features straight into the output row:
-per row and block, x is copied into a per-thread scratch buffer with the signs B applied (zero
-padded to d = 2**log_d), transformed by the in-place FWHT, gathered through the permutation
-(``(Pi u)_k = u[P[k]]``) and multiplied by G, transformed again, multiplied by S*scale, then
-cos/sin (``mode`` 0), cos(. + offset) (``mode`` 1) or the raw projections (``mode`` 2, for tests).
+(Le, Sarlos & Smola 2013, eq. 7) and writes the features straight into the output row: per row
+and block, x is copied into a per-thread scratch buffer with the signs B applied (zero padded to
+d = 2**log_d), transformed by the in-place FWHT, gathered through the permutation
+(``(Pi u)_k = u[P[k]]``) and multiplied by G, transformed again, multiplied by S*scale and stored
+in the output row; once all blocks are done the row is turned in place into
+[cos, sin] * mult (``mode`` 0) or cos(. + offset) * mult (``mode`` 1) by the vectorised
+trigonometric kernels of ``src/rff_trig.c`` (shared with RandomFourierFeatures), or left as the
+raw projections V x (``mode`` 2, used by tests).
 Scratch buffers (one per thread, allocated by the caller) are reused for every row; a row's result depends on that row
 only, so the output is bit-identical for every thread count.
 """
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.string cimport memcpy
 
 from randfeat._lib._fwht cimport fwht_inplace
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED, omp_get_thread_num
 
-cdef extern from "rf_sincos.h" nogil:
-    void rf_double_sincos(const double *x, Py_ssize_t n, double *c, double *s,
-                          double mult) noexcept
-    void rf_float_sincos(const float *x, Py_ssize_t n, float *c, float *s, float mult) noexcept
-    void rf_double_cos_shift(const double *x, const double *b, Py_ssize_t n, double *c,
-                             double mult) noexcept
-    void rf_float_cos_shift(const float *x, const float *b, Py_ssize_t n, float *c,
-                            float mult) noexcept
+cdef extern from "rff_trig.h" nogil:
+    void rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
+    void rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
+    void rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
+    void rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
 
 
 def openmp_enabled():
@@ -34,20 +33,19 @@ def openmp_enabled():
     return bool(RANDFEAT_OPENMP_ENABLED)
 
 
-cdef inline void _sincos(const floating *z, Py_ssize_t n, floating *c, floating *s,
-                         floating mult) noexcept nogil:
+cdef inline void _paired(floating *row, Py_ssize_t m, floating mult) noexcept nogil:
     if floating is float:
-        rf_float_sincos(z, n, c, s, mult)
+        rf_rff_paired_float(row, m, mult)
     else:
-        rf_double_sincos(z, n, c, s, mult)
+        rf_rff_paired_double(row, m, mult)
 
 
-cdef inline void _cos_shift(const floating *z, const floating *b, Py_ssize_t n, floating *c,
-                            floating mult) noexcept nogil:
+cdef inline void _phase(floating *row, const floating *b, Py_ssize_t m,
+                        floating mult) noexcept nogil:
     if floating is float:
-        rf_float_cos_shift(z, b, n, c, mult)
+        rf_rff_phase_float(row, b, m, mult)
     else:
-        rf_double_cos_shift(z, b, n, c, mult)
+        rf_rff_phase_double(row, b, m, mult)
 
 
 cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
@@ -81,15 +79,14 @@ cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
         for k in range(d):
             w[k] = u[Pb[k]] * Gb[k]
         fwht_inplace(w, log_d)
-        # z = scale * S w (first m rows of this block)
+        # z = scale * S w (first m rows of this block) straight into the output row
         for k in range(m):
-            w[k] = w[k] * Sb[k] * scale
-        if mode == 0:
-            _sincos(w, m, out + start, out + n_freq + start, mult)
-        elif mode == 1:
-            _cos_shift(w, offsets + start, m, out + start, mult)
-        else:
-            memcpy(out + start, w, m * sizeof(floating))
+            out[start + k] = w[k] * Sb[k] * scale
+    # trigonometric part in place on the row (vectorised, shared with RandomFourierFeatures)
+    if mode == 0:
+        _paired(out, n_freq, mult)
+    elif mode == 1:
+        _phase(out, offsets, n_freq, mult)
 
 
 def fastfood_transform(const floating[:, ::1] X, const signed char[:, ::1] B,
