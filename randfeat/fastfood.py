@@ -23,6 +23,11 @@ from randfeat.kernels import BallSumKernel, ShiftInvariantKernel, get_kernel
 
 __all__ = ["Fastfood"]
 
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# the fused kernel's specialisations, picked once (saves the fused-type dispatch per call)
+_KERNEL = {np.dtype(np.float32): _fastfood.fastfood_transform["float"],
+           np.dtype(np.float64): _fastfood.fastfood_transform["double"]}
+
 
 def _real_dft_rows(Y):
     """Real orthogonal-up-to-sqrt(d) DFT of the rows of ``Y`` (n, d), d a power of two.
@@ -302,10 +307,22 @@ class Fastfood(RandomFeaturesBase):
             off = off.astype(dtype)
         return G, S, off
 
+    def _check_X_transform(self, X):
+        """Fast path for the common case (one-vector latency matters: sklearn's validate_data
+        costs ~50-300 us); anything unusual goes through the full ``_validate_X``."""
+        if (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES
+                and X.flags.c_contiguous and X.shape[0] > 0
+                and X.shape[1] == getattr(self, "n_features_in_", -1)
+                and not hasattr(self, "feature_names_in_")
+                and math.isfinite(X.sum())):   # NaN/inf propagate through the sum
+            return X
+        return self._validate_X(X, reset=False)
+
     def _compute(self, X, mode):
         """mode 0: paired features, 1: phase features, 2: the projections V x (n, n_freq_)."""
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        if not hasattr(self, "B_"):
+            check_is_fitted(self)
+        X = self._check_X_transform(X)
         n, dtype, d, n_freq = X.shape[0], X.dtype, self.d_padded_, self.n_freq_
         if self.projection == "fft":
             return self._compute_fft(X, mode)
@@ -315,9 +332,9 @@ class Fastfood(RandomFeaturesBase):
         mult = 1.0 / math.sqrt(n_freq) if mode == 0 else math.sqrt(2.0 / n_freq)
         if off is None:
             off = np.empty(0, dtype=dtype)
-        n_threads = max(1, min(self._n_threads(), n))
+        n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
         scratch = np.empty((n_threads, 2 * d), dtype=dtype)
-        _fastfood.fastfood_transform(
+        _KERNEL[dtype](
             X, self.B_, self.P_, G, S, off, out, scratch, d.bit_length() - 1,
             1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, n_threads)
         return out
