@@ -81,8 +81,14 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_LOGW 4
 #define RF_LOGR 4
 #define RF_MAXRAD 4
-#define RF_LEAF 13
-#define RF_TOPRAD 3
+#ifndef RF_LEAF_AVX512_FLOAT
+#define RF_LEAF_AVX512_FLOAT 13
+#endif
+#define RF_LEAF RF_LEAF_AVX512_FLOAT
+#ifndef RF_TOPRAD_AVX512_FLOAT
+#define RF_TOPRAD_AVX512_FLOAT 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX512_FLOAT
 #define RF_LOAD(p) _mm512_loadu_ps(p)
 #define RF_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define RF_ADD(a, b) _mm512_add_ps((a), (b))
@@ -125,8 +131,14 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_LOGW 3
 #define RF_LOGR 4
 #define RF_MAXRAD 4
-#define RF_LEAF 12
-#define RF_TOPRAD 3
+#ifndef RF_LEAF_AVX512_DOUBLE
+#define RF_LEAF_AVX512_DOUBLE 12
+#endif
+#define RF_LEAF RF_LEAF_AVX512_DOUBLE
+#ifndef RF_TOPRAD_AVX512_DOUBLE
+#define RF_TOPRAD_AVX512_DOUBLE 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX512_DOUBLE
 #define RF_LOAD(p) _mm512_loadu_pd(p)
 #define RF_STORE(p, v) _mm512_storeu_pd((p), (v))
 #define RF_ADD(a, b) _mm512_add_pd((a), (b))
@@ -170,8 +182,14 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_LOGW 3
 #define RF_LOGR 3
 #define RF_MAXRAD 3
-#define RF_LEAF 13
-#define RF_TOPRAD 3
+#ifndef RF_LEAF_AVX2_FLOAT
+#define RF_LEAF_AVX2_FLOAT 13
+#endif
+#define RF_LEAF RF_LEAF_AVX2_FLOAT
+#ifndef RF_TOPRAD_AVX2_FLOAT
+#define RF_TOPRAD_AVX2_FLOAT 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX2_FLOAT
 #define RF_LOAD(p) _mm256_loadu_ps(p)
 #define RF_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define RF_ADD(a, b) _mm256_add_ps((a), (b))
@@ -211,8 +229,14 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_LOGW 2
 #define RF_LOGR 3
 #define RF_MAXRAD 3
-#define RF_LEAF 12
-#define RF_TOPRAD 3
+#ifndef RF_LEAF_AVX2_DOUBLE
+#define RF_LEAF_AVX2_DOUBLE 12
+#endif
+#define RF_LEAF RF_LEAF_AVX2_DOUBLE
+#ifndef RF_TOPRAD_AVX2_DOUBLE
+#define RF_TOPRAD_AVX2_DOUBLE 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX2_DOUBLE
 #define RF_LOAD(p) _mm256_loadu_pd(p)
 #define RF_STORE(p, v) _mm256_storeu_pd((p), (v))
 #define RF_ADD(a, b) _mm256_add_pd((a), (b))
