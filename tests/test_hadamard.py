@@ -6,6 +6,7 @@ partial sum exactly representable for d <= 2**12 (|sum| <= 2**15 < 2**24), so th
 with ``scipy.linalg.hadamard`` are exact in float32 and float64.
 """
 
+import functools
 import os
 import re
 import subprocess
@@ -28,10 +29,15 @@ def _ints(rng, shape, dtype=np.float64):
     return rng.integers(-8, 9, size=shape).astype(dtype)
 
 
+@functools.lru_cache(maxsize=16)
+def _hadamard(d):
+    return scipy.linalg.hadamard(d).astype(np.float64)
+
+
 def _ref(x, axis=-1):
     """scipy.linalg.hadamard(d) @ v along ``axis``, in float64."""
     x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
-    h = scipy.linalg.hadamard(x.shape[-1]).astype(np.float64)
+    h = _hadamard(x.shape[-1])
     return np.moveaxis(x @ h.T, -1, axis)
 
 
