@@ -258,6 +258,7 @@ class Fastfood(RandomFeaturesBase):
         self : Fastfood
         """
         X = self._validate_X(X, reset=True)
+        self._n_threads()                      # validates n_threads (0 is an error)
         if self.features == "paired" and self.n_components % 2:
             raise ValueError(
                 f"Fastfood: features='paired' needs an even n_components (cos and sin of "

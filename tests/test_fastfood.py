@@ -357,10 +357,30 @@ def test_fft_projection_definition():
     ({"radial": lambda n, d, rng: np.ones(n - 1)}, r"radial\(n=64, d=16, rng\) must return 64"),
     ({"radial": lambda n, d, rng: -np.ones(n)}, r"negative or non-finite"),
     ({"n_components": 3}, r"features='paired' needs an even n_components.*n_components=3"),
+    ({"sigma": float("inf")}, r"'sigma' parameter of Fastfood must be .*Got inf"),
+    ({"sigma": float("nan")}, r"'sigma' parameter of Fastfood must be .*Got nan"),
+    ({"n_threads": 0}, r"n_threads must be .*got 0"),
 ])
 def test_bad_parameters(params, match):
+    """Every bad parameter raises at fit with a message naming it and the value received."""
     with pytest.raises(ValueError, match=match):
         Fastfood(**params).fit(np.zeros((2, 16)))
+
+
+def test_kernel_instance_and_radial_precedence():
+    from randfeat.kernels import GaussianKernel
+    X = np.zeros((1, 5))
+    ff = Fastfood(n_components=16, kernel=GaussianKernel(sigma=3.0), random_state=0).fit(X)
+    assert ff.sigma_ == 3.0 and isinstance(ff.kernel_, GaussianKernel)
+    ff = Fastfood(n_components=16, kernel="ballsum", t=3, sigma=2.0, random_state=0).fit(X)
+    assert (ff.kernel_.dim, ff.kernel_.t, ff.kernel_.sigma) == (8, 3, 2.0)
+    with pytest.raises(ValueError, match=r"dim=5 but Fastfood samples in the padded dimension"):
+        Fastfood(kernel=BallSumKernel(dim=5)).fit(X)
+    ff = Fastfood(n_components=16, radial=lambda n, d, rng: np.full(n, 2.0), random_state=0)
+    ff.fit(X)
+    assert ff.kernel_ is None
+    V = _reference_V(ff)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 2.0, rtol=1e-12)
 
 
 def test_bad_input():
