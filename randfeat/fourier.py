@@ -16,17 +16,38 @@ from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
 
 __all__ = ["RandomFourierFeatures"]
 
-_BLAS_CONTROLLER = None
+_BLAS_LIBS = None
 
 
-def _blas_limit(n_threads):
-    """Context manager limiting BLAS threads (threadpoolctl, controller built once)."""
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+class _blas_limit:
+    """Limit every loaded BLAS to ``n_threads`` threads for the duration of a ``with`` block.
 
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=n_threads, user_api="blas")
+    threadpoolctl finds the libraries once per process; entering the block then costs a couple of
+    ctypes calls (nothing is changed when the BLAS already runs with ``n_threads``).
+    """
+
+    def __init__(self, n_threads):
+        global _BLAS_LIBS
+        if _BLAS_LIBS is None:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_LIBS = ThreadpoolController().select(user_api="blas").lib_controllers
+        self.n_threads = n_threads
+        self.restore = []
+
+    def __enter__(self):
+        for lib in _BLAS_LIBS:
+            old = lib.num_threads
+            if old != self.n_threads:
+                lib.set_num_threads(self.n_threads)
+                self.restore.append((lib, old))
+        return self
+
+    def __exit__(self, *exc):
+        for lib, old in self.restore:
+            lib.set_num_threads(old)
+        self.restore = []
+        return False
 
 
 class RandomFourierFeatures(RandomFeaturesBase):
