@@ -145,6 +145,25 @@ def _fastfood_peers(d, n, X, sigma, n_threads):
     return rbf, skx, ff, ffp
 
 
+def _interleaved_min_budget(fns, repeat, budget=0.05, max_inner=200):
+    """Like _interleaved_min, but each round calls every fn enough times to fill ``budget``
+    seconds (at least once, at most ``max_inner``): sub-millisecond calls get many samples per
+    round, so a busy machine cannot hide their true (minimum) time behind a few preemptions."""
+    inner = []
+    for fn in fns:
+        t0 = time.perf_counter()
+        fn()
+        inner.append(max(1, min(max_inner, int(budget / max(time.perf_counter() - t0, 1e-7)))))
+    best = [math.inf] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            for _ in range(inner[i]):
+                t0 = time.perf_counter()
+                fn()
+                best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
 def _rbf_nbytes(rbf):
     return rbf.random_weights_.nbytes + rbf.random_offset_.nbytes
 
@@ -167,7 +186,7 @@ def bench_fastfood(dims=None, widths=None, repeat=5, seed=0, **_):
         fns = [lambda: rbf.transform(X), lambda: ff.transform(X), lambda: ffp.transform(X)]
         if skx is not None:
             fns.append(lambda: skx.transform(X))
-        t = _interleaved_min(fns, repeat)
+        t = _interleaved_min_budget(fns, repeat)
         t_skx = t[3] if skx is not None else math.nan
         rows.append({
             "d": d, "n": n,
@@ -206,7 +225,7 @@ def bench_fastfood_batch(dims=None, widths=None, repeat=3, batch=1000, n_threads
         if skx is not None:
             fns.append(lambda: skx.transform(X))
         with threadpool_limits(limits=n_threads):
-            t = _interleaved_min(fns, min(repeat, 3))
+            t = _interleaved_min_budget(fns, min(repeat, 3))
         t_skx = t[2] if skx is not None else math.nan
         rows.append({
             "d": d, "n": n, "threads": n_threads,
