@@ -76,7 +76,7 @@ cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
         Sb = S + start
         # u = B x (zero padded), then u = H u
         for k in range(d_in):
-            u[k] = x[k] if Bb[k] > 0 else -x[k]
+            u[k] = x[k] * <floating>Bb[k]
         for k in range(d_in, d):
             u[k] = 0
         fwht_inplace(u, log_d)
