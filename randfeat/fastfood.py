@@ -363,7 +363,10 @@ class Fastfood(RandomFeaturesBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features_in_)
-            float32 input gives float32 output; other real input is computed in float64.
+            float32 input gives float32 output (projections and cosines in float32: with large
+            ‖x‖/σ the arguments of cos lose absolute accuracy, ~1e-7·|Vx|; centre/scale the
+            data or use float64); other real input is computed in float64.  If the dtype
+            differs from the fit data, the parameters are cast to the input's dtype.
 
         Returns
         -------
