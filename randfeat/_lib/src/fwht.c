@@ -82,7 +82,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_LOGR 4
 #define RF_MAXRAD 4
 #ifndef RF_LEAF_AVX512_FLOAT
-#define RF_LEAF_AVX512_FLOAT 13
+#define RF_LEAF_AVX512_FLOAT 12
 #endif
 #define RF_LEAF RF_LEAF_AVX512_FLOAT
 #ifndef RF_TOPRAD_AVX512_FLOAT
@@ -132,7 +132,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_LOGR 4
 #define RF_MAXRAD 4
 #ifndef RF_LEAF_AVX512_DOUBLE
-#define RF_LEAF_AVX512_DOUBLE 12
+#define RF_LEAF_AVX512_DOUBLE 11
 #endif
 #define RF_LEAF RF_LEAF_AVX512_DOUBLE
 #ifndef RF_TOPRAD_AVX512_DOUBLE
@@ -183,7 +183,7 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_LOGR 3
 #define RF_MAXRAD 3
 #ifndef RF_LEAF_AVX2_FLOAT
-#define RF_LEAF_AVX2_FLOAT 13
+#define RF_LEAF_AVX2_FLOAT 12
 #endif
 #define RF_LEAF RF_LEAF_AVX2_FLOAT
 #ifndef RF_TOPRAD_AVX2_FLOAT
@@ -230,7 +230,7 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_LOGR 3
 #define RF_MAXRAD 3
 #ifndef RF_LEAF_AVX2_DOUBLE
-#define RF_LEAF_AVX2_DOUBLE 12
+#define RF_LEAF_AVX2_DOUBLE 11
 #endif
 #define RF_LEAF RF_LEAF_AVX2_DOUBLE
 #ifndef RF_TOPRAD_AVX2_DOUBLE
