@@ -86,6 +86,13 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     Expansions in Loglinear Time", ICML 2013), where :math:`H` is applied twice per block.
     Rows are spread over threads; the GIL is released during the computation.
 
+    The compiled kernel picks its code path once, at the first call, from the CPU's features:
+    AVX-512, AVX2+FMA or portable scalar C (``randfeat._lib._fwht.isa()`` names it).  The
+    environment variable ``RANDFEAT_FWHT_ISA`` (``scalar``, ``avx2``, ``avx512`` or ``auto``),
+    read at that first call, caps the choice.  Every path performs the same exactly rounded
+    butterflies in the same order, so the results are bit-identical across code paths, thread
+    counts and machines.
+
     Examples
     --------
     >>> import numpy as np
@@ -93,7 +100,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     >>> fwht(np.array([1.0, 0.0, 1.0, 0.0]))
     array([2., 2., 0., 0.])
     >>> x = np.arange(8, dtype=np.float32)
-    >>> np.allclose(fwht(fwht(x, normalize=True), normalize=True), x)
+    >>> fwht(x).dtype
+    dtype('float32')
+    >>> np.allclose(fwht(fwht(x, normalize=True), normalize=True), x, atol=1e-5)
     True
     """
     xa = as_float_array(x, name="x", func="fwht")

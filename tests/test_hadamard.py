@@ -407,3 +407,12 @@ def test_env_var_forces_scalar():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=root)
     assert out.stdout.split() == ["scalar", "2016.0"]
+
+
+def test_docstring_examples():
+    import doctest
+
+    import randfeat.hadamard
+
+    res = doctest.testmod(randfeat.hadamard, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
