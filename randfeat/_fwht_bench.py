@@ -87,27 +87,32 @@ def _ffht_peer(lib_path):
 
 
 def _quiet_call(f, *args):
-    """Call f with the process's C-level stdout sent to /dev/null."""
+    """Call f with the process's C-level stdout and stderr sent to /dev/null."""
     import sys  # noqa: PLC0415
 
     sys.stdout.flush()
-    saved = os.dup(1)
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
             return f(*args)
     finally:
         try:
-            ctypes.CDLL(None).fflush(None)  # flush C stdio while stdout is still /dev/null
-        except (OSError, AttributeError):  # pragma: no cover - non-POSIX
+            ctypes.CDLL(None).fflush(None)  # flush C stdio while it still goes to /dev/null
+        except (OSError, AttributeError, TypeError):  # pragma: no cover - non-POSIX
             pass
-        os.dup2(saved, 1)
-        os.close(saved)
+        for fd, s in zip((1, 2), saved):
+            os.dup2(s, fd)
+            os.close(s)
 
 
 def _pyfwht_peer():
-    try:
-        from pyfwht import _pyfwht  # noqa: PLC0415
+    try:  # it announces its backend on stdout, from C
+        import importlib  # noqa: PLC0415
+
+        _pyfwht = _quiet_call(importlib.import_module, "pyfwht._pyfwht")
     except Exception as exc:
         return None, f"pyfwht: {type(exc).__name__}: {exc}"
 
