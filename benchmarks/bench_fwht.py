@@ -13,11 +13,11 @@ randfeat      ``randfeat.fwht(x, out=x, check_finite=False, n_threads=t)`` -- th
 randfeat-kern the compiled row loop alone (``randfeat._lib._fwht.fwht_rows``): API minus Python
 FFHT          FALCONN-LIB/FFHT's C kernel ``fht_float/fht_double`` called per row by the same
               compiled row loop as randfeat-kern (so both pay the same per-row overhead and can
-              use the same threads).  Point the benchmark at a locally built shared library with
-              ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or ``--ffht-lib``), e.g. built in a
-              scratch clone with ``gcc -O3 -march=native -shared -fPIC fht.c fast_copy.c -o
-              libffht.so``.  Without it, ``import ffht`` (FFHT's own Python module) is tried and
-              called once per row from Python (1 thread).  Neither found: "skipped".
+              use the same threads).  Point the benchmark at a shared library you built
+              yourself from FFHT's ``fht.c`` + ``fast_copy.c`` (it must export ``fht_float`` and
+              ``fht_double``) with ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or
+              ``--ffht-lib``).  Without it, ``import ffht`` (FFHT's own Python module) is tried
+              and called once per row from Python (1 thread).  Neither found: "skipped".
 pyfwht        pyfwht 2.0.1 ``fwht_f64_batch`` (float64 only; its own threading)
 sklearn-extra scikit-learn-extra 0.3.0 ``utils._cyfht.fht2`` (single-threaded)
 numpy         a naive NumPy radix-2 butterfly over the whole batch (single-threaded; on a batch

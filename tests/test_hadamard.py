@@ -377,15 +377,20 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
 
 
-def test_simd_scale_matches_scalar(restore_isa):
-    for dtype in (np.float32, np.float64):
-        x = np.random.default_rng(5).standard_normal((3, 1 << 9)).astype(dtype)
-        res = []
-        for isa in ISAS:
-            _fwht.set_isa(isa)
-            res.append(fwht(x, normalize=True))
-        for r in res[1:]:
-            assert_array_equal(r, res[0])
+def test_normalize_fused_scale_every_isa(restore_isa):
+    """normalize=True (scale fused into the last pass) gives exactly the unnormalised transform
+    times 1/sqrt(d) rounded to the dtype, on every code path, log_n = 0 .. 20."""
+    rng = np.random.default_rng(5)
+    for log_n in range(21):
+        d = 1 << log_n
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal((max(1, min(3, 2**13 // d)), d)).astype(dtype)
+            _fwht.set_isa("scalar")
+            expected = fwht(x) * dtype(1.0 / np.sqrt(d))
+            for isa in ISAS:
+                _fwht.set_isa(isa)
+                assert_array_equal(fwht(x, normalize=True), expected,
+                                   err_msg=f"{isa} {dtype.__name__} log_n={log_n}")
 
 
 def test_set_isa_errors(restore_isa):
