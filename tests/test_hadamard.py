@@ -353,6 +353,17 @@ def test_thread_count_bit_identical(log_n, n_rows, data_seed, normalize, f32):
         assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
 
 
+@pytest.mark.parametrize("shape", [(64, 1024), (5, 1 << 14), (3, 1 << 16), (1000, 32)])
+def test_thread_count_bit_identical_large(shape):
+    """Batches big enough to be split over threads (small ones run on one thread)."""
+    for dtype in (np.float32, np.float64):
+        x = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+        for normalize in (False, True):
+            ref = fwht(x, normalize=normalize, n_threads=1)
+            for t in (2, 3, -1):
+                assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
+
+
 @pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
 def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
     """Every SIMD code path gives exactly the scalar reference's bits, log_n = 0 .. 20."""

@@ -14,6 +14,9 @@ cdef extern from "fwht.h" nogil:
     int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
     int rf_fwht_set_isa(const char *name) noexcept
 
+cdef enum:
+    MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
+
 ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
 ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
 
@@ -76,6 +79,10 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     cdef bint do_scale = scale != 1.0
     if n_rows == 0 or n == 0:
         return 0
+    # At least MIN_WORK values per thread: starting a thread costs more than a smaller share of
+    # work (results do not depend on the thread count, so this changes only the speed).
+    if n_thr > (n_rows * n) // MIN_WORK:
+        n_thr = <int>((n_rows * n) // MIN_WORK)
     if n_thr > n_rows:
         n_thr = <int>n_rows
     if n_thr < 1:
