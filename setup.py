@@ -68,6 +68,7 @@ def _extensions():
         exts.append(Extension(
             f"randfeat._lib.{name}",
             sources=[str(LIB / pyx.name)] + C_SOURCES.get(name, []),
+            depends=[str(SRC / h.name) for h in sorted((HERE / SRC).glob("*.h"))],
             include_dirs=[np.get_include(), str(SRC)],
             define_macros=DEFINES,
             extra_compile_args=BASE_COMPILE + OMP_COMPILE,

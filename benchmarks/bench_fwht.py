@@ -3,8 +3,11 @@
 For every dtype (float32, float64), length d = 2**k and thread count, a batch of ~64 MiB of
 random vectors (rows of a C-contiguous, 64-byte aligned array) is transformed in place by each
 implementation in turn; the repetitions are interleaved (implementation A, B, C, ..., A, B, C, ...)
-so that machine noise hits every one alike, and each time is reported as ns per vector (best of
-the repetitions; the median is kept in the CSV).  Between two timed calls the batch is rescaled
+so that machine noise hits every one alike.  Each pass over the batch is timed in consecutive
+chunks of 4 MiB (the memory traffic is that of one pass over the whole batch); the reported time
+is the sum over chunks of each chunk's fastest repetition, in ns per vector, so a chunk during
+which the process was preempted on a shared machine does not count.  The CSV keeps every
+repetition's total as well.  Between two timed calls the batch is rescaled
 by 1/sqrt(d) (untimed) so the values stay O(1).
 
 Implementations
@@ -13,17 +16,17 @@ randfeat      ``randfeat.fwht(x, out=x, check_finite=False, n_threads=t)`` -- th
 randfeat-kern the compiled row loop alone (``randfeat._lib._fwht.fwht_rows``): API minus Python
 FFHT          FALCONN-LIB/FFHT's C kernel ``fht_float/fht_double`` called per row by the same
               compiled row loop as randfeat-kern (so both pay the same per-row overhead and can
-              use the same threads).  Point the benchmark at a locally built shared library with
-              ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or ``--ffht-lib``), e.g. built in a
-              scratch clone with ``gcc -O3 -march=native -shared -fPIC fht.c fast_copy.c -o
-              libffht.so``.  Without it, ``import ffht`` (FFHT's own Python module) is tried and
-              called once per row from Python (1 thread).  Neither found: "skipped".
+              use the same threads).  Point the benchmark at a shared library you built
+              yourself from FFHT's ``fht.c`` + ``fast_copy.c`` (it must export ``fht_float`` and
+              ``fht_double``) with ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or
+              ``--ffht-lib``).  Without it, ``import ffht`` (FFHT's own Python module) is tried
+              and called once per row from Python (1 thread).  Neither found: "skipped".
 pyfwht        pyfwht 2.0.1 ``fwht_f64_batch`` (float64 only; its own threading)
 sklearn-extra scikit-learn-extra 0.3.0 ``utils._cyfht.fht2`` (single-threaded)
 numpy         a naive NumPy radix-2 butterfly over the whole batch (single-threaded; on a batch
               8x smaller, as it is slow)
 
-Ratios are peer time / randfeat-kern time (> 1: randfeat is faster).  A peer that cannot be
+Ratios > 1 mean randfeat is faster.  A peer that cannot be
 imported is reported as skipped.  Single-threaded peers are timed once, at 1 thread.
 
 Usage::
@@ -64,7 +67,7 @@ def main(argv=None):
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=list(DTYPES))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--batch-mib", type=float, default=None, help="batch size (default 64)")
-    ap.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (7)")
+    ap.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (11)")
     ap.add_argument("--ffht-lib", default=None,
                     help="path of a ctypes-loadable FFHT .so (else $RANDFEAT_BENCH_FFHT_LIB)")
     ap.add_argument("--no-numpy", action="store_true", help="skip the naive NumPy peer")
@@ -77,7 +80,7 @@ def main(argv=None):
     else:
         lo, hi = args.log_sizes or (8, 20)
         logs = list(range(lo, hi + 1))
-        batch_mib, repeats = 64, 7
+        batch_mib, repeats = 64, 11
     if args.log_sizes and args.quick:
         logs = [k for k in logs if args.log_sizes[0] <= k <= args.log_sizes[1]]
     batch_mib = args.batch_mib or batch_mib
@@ -88,8 +91,9 @@ def main(argv=None):
     print(f"# machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} CPUs; "
           f"randfeat {randfeat.__version__} ISA={_fwht.isa()} OpenMP={_fwht.openmp_enabled()}; "
           f"numpy {np.__version__}")
-    print(f"# batch {batch_mib:g} MiB, {repeats} interleaved repetitions, best-of reported; "
-          "ratio = peer / randfeat-kern (> 1: randfeat faster)")
+    print(f"# batch {batch_mib:g} MiB timed in 4 MiB chunks, {repeats} interleaved repetitions; "
+          "time = sum over chunks of each chunk's best; ratio X/kern = X's time / randfeat-kern's "
+          "(> 1: randfeat faster)")
     for p in peers:
         print(f"#   {p.name:14s} {p.note}" + ("" if p.threaded else " [single-threaded]"))
     for why in skipped:
@@ -108,17 +112,17 @@ def main(argv=None):
             print("|" + "---|" * len(head))
             for log_n in logs:
                 t = time_case(peers, dt, log_n, n_thr, int(batch_mib * 2**20), repeats, rng)
-                best = {k: min(v) for k, v in t.items()}
-                for k, v in t.items():
-                    records.append((dt, n_thr, 1 << log_n, k, min(v), statistics.median(v)))
-                ref = best["randfeat-kern"]
+                best = {k: v[0] for k, v in t.items()}
+                for k, (b, per_rep) in t.items():
+                    records.append((dt, n_thr, 1 << log_n, k, b, statistics.median(per_rep),
+                                    " ".join(f"{x:.1f}" for x in per_rep)))
                 cells = [f"2^{log_n}"] + [fmt_ns(best.get(n)) for n in names]
-                cells += [f"{best[n] / ref:.2f}" for n in others]
+                cells += [f"{best[n] / best['randfeat-kern']:.2f}" for n in others]
                 print("| " + " | ".join(cells) + " |")
                 sys.stdout.flush()
     if args.csv:
         with open(args.csv, "w") as f:
-            f.write("dtype,n_threads,d,impl,best_ns,median_ns\n")
+            f.write("dtype,n_threads,d,impl,best_ns,median_rep_ns,rep_ns\n")
             for r in records:
                 f.write(",".join(str(v) for v in r) + "\n")
         print(f"\n# wrote {args.csv}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -61,7 +62,8 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
         ``out=x`` transforms ``x`` in place.
     n_threads : int or None, default None
         Number of OpenMP threads over the batch (None: all available CPUs; -1 likewise; -2 all
-        but one). The result is bit-identical for every value.
+        but one). The result is bit-identical for every value.  Batches too small to be worth
+        it (under ~16k values per thread) use fewer threads.
     check_finite : bool, default True
         Raise ValueError when the result holds NaN or infinity (from non-finite input, or from
         overflow). The check runs on each row while it is still in cache. When ``out=x`` the
@@ -86,6 +88,13 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     Expansions in Loglinear Time", ICML 2013), where :math:`H` is applied twice per block.
     Rows are spread over threads; the GIL is released during the computation.
 
+    The compiled kernel picks its code path once, at the first call, from the CPU's features:
+    AVX-512, AVX2+FMA or portable scalar C (``randfeat._lib._fwht.isa()`` names it).  The
+    environment variable ``RANDFEAT_FWHT_ISA`` (``scalar``, ``avx2``, ``avx512`` or ``auto``),
+    read at that first call, caps the choice.  Every path performs the same exactly rounded
+    butterflies in the same order, so the results are bit-identical across code paths, thread
+    counts and machines.
+
     Examples
     --------
     >>> import numpy as np
@@ -93,7 +102,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     >>> fwht(np.array([1.0, 0.0, 1.0, 0.0]))
     array([2., 2., 0., 0.])
     >>> x = np.arange(8, dtype=np.float32)
-    >>> np.allclose(fwht(fwht(x, normalize=True), normalize=True), x)
+    >>> fwht(x).dtype
+    dtype('float32')
+    >>> np.allclose(fwht(fwht(x, normalize=True), normalize=True), x, atol=1e-5)
     True
     """
     xa = as_float_array(x, name="x", func="fwht")
@@ -110,7 +121,7 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
         raise TypeError(f"fwht: normalize must be a bool, got {normalize!r}")
     n_thr = check_n_threads(n_threads)
     log_n = d.bit_length() - 1
-    scale = 1.0 / np.sqrt(d) if normalize else 1.0
+    scale = 1.0 / math.sqrt(d) if normalize else 1.0
     dtype = xa.dtype
 
     if out is not None:
@@ -118,14 +129,14 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     if xa.size == 0:
         return out if out is not None else np.empty(xa.shape, dtype=dtype)
 
-    xm = np.moveaxis(xa, ax, -1)
+    last = ax == xa.ndim - 1  # fast path: no axis moves
+    xm = xa if last else np.moveaxis(xa, ax, -1)
     if out is None:
         buf = _aligned_copy(xm, dtype)
         _run(buf, log_n, n_thr, scale, check_finite)
-        res = np.moveaxis(buf, -1, ax)
-        return res if ax == xa.ndim - 1 else np.ascontiguousarray(res)
+        return buf if last else np.ascontiguousarray(np.moveaxis(buf, -1, ax))
 
-    om = np.moveaxis(out, ax, -1)
+    om = out if last else np.moveaxis(out, ax, -1)
     if om.flags.c_contiguous:
         if out is not x:
             np.copyto(om, xm)
@@ -143,8 +154,11 @@ def _aligned_copy(a, dtype, align=64):
     """C-contiguous copy of ``a`` whose data starts on a ``align``-byte boundary.
 
     The SIMD kernels load whole cache lines; a row that starts mid-line costs ~10% more.
+    Small arrays (where reading the address would cost more than it saves) are copied plainly.
     """
     nbytes = a.size * dtype.itemsize
+    if nbytes < 1 << 16:
+        return np.array(a, dtype=dtype, order="C", copy=True)
     raw = np.empty(nbytes + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
     buf = raw[off:off + nbytes].view(dtype).reshape(a.shape)

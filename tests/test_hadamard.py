@@ -353,6 +353,17 @@ def test_thread_count_bit_identical(log_n, n_rows, data_seed, normalize, f32):
         assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
 
 
+@pytest.mark.parametrize("shape", [(64, 1024), (5, 1 << 14), (3, 1 << 16), (1000, 32)])
+def test_thread_count_bit_identical_large(shape):
+    """Batches big enough to be split over threads (small ones run on one thread)."""
+    for dtype in (np.float32, np.float64):
+        x = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+        for normalize in (False, True):
+            ref = fwht(x, normalize=normalize, n_threads=1)
+            for t in (2, 3, -1):
+                assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
+
+
 @pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
 def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
     """Every SIMD code path gives exactly the scalar reference's bits, log_n = 0 .. 20."""
@@ -377,15 +388,20 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
 
 
-def test_simd_scale_matches_scalar(restore_isa):
-    for dtype in (np.float32, np.float64):
-        x = np.random.default_rng(5).standard_normal((3, 1 << 9)).astype(dtype)
-        res = []
-        for isa in ISAS:
-            _fwht.set_isa(isa)
-            res.append(fwht(x, normalize=True))
-        for r in res[1:]:
-            assert_array_equal(r, res[0])
+def test_normalize_fused_scale_every_isa(restore_isa):
+    """normalize=True (scale fused into the last pass) gives exactly the unnormalised transform
+    times 1/sqrt(d) rounded to the dtype, on every code path, log_n = 0 .. 20."""
+    rng = np.random.default_rng(5)
+    for log_n in range(21):
+        d = 1 << log_n
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal((max(1, min(3, 2**13 // d)), d)).astype(dtype)
+            _fwht.set_isa("scalar")
+            expected = fwht(x) * dtype(1.0 / np.sqrt(d))
+            for isa in ISAS:
+                _fwht.set_isa(isa)
+                assert_array_equal(fwht(x, normalize=True), expected,
+                                   err_msg=f"{isa} {dtype.__name__} log_n={log_n}")
 
 
 def test_set_isa_errors(restore_isa):
@@ -407,3 +423,12 @@ def test_env_var_forces_scalar():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=root)
     assert out.stdout.split() == ["scalar", "2016.0"]
+
+
+def test_docstring_examples():
+    import doctest
+
+    import randfeat.hadamard
+
+    res = doctest.testmod(randfeat.hadamard, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0

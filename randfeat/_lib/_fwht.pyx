@@ -10,7 +10,12 @@ cdef extern from "fwht.h" nogil:
     int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
     void rf_scale_float(float *x, Py_ssize_t n, float s) noexcept
     void rf_scale_double(double *x, Py_ssize_t n, double s) noexcept
+    int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
+    int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
     int rf_fwht_set_isa(const char *name) noexcept
+
+cdef enum:
+    MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
 
 ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
 ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
@@ -44,12 +49,13 @@ def set_isa(name):
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
                      bint do_scale, bint check) noexcept nogil:
     """Transform one row; return 1 if the result holds a non-finite value (when checked)."""
-    fwht_inplace(x, log_n)
-    if do_scale:
+    if do_scale:  # scale fused into the last pass
         if floating is float:
-            rf_scale_float(x, n, scale)
+            rf_fwht_scaled_float(x, log_n, scale)
         else:
-            rf_scale_double(x, n, scale)
+            rf_fwht_scaled_double(x, log_n, scale)
+    else:
+        fwht_inplace(x, log_n)
     if check:
         if floating is float:
             return rf_all_finite_float(x, n) == 0
@@ -73,6 +79,10 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     cdef bint do_scale = scale != 1.0
     if n_rows == 0 or n == 0:
         return 0
+    # At least MIN_WORK values per thread: starting a thread costs more than a smaller share of
+    # work (results do not depend on the thread count, so this changes only the speed).
+    if n_thr > (n_rows * n) // MIN_WORK:
+        n_thr = <int>((n_rows * n) // MIN_WORK)
     if n_thr > n_rows:
         n_thr = <int>n_rows
     if n_thr < 1:

@@ -42,6 +42,11 @@ static void rf_fwht_scalar_##TYPE(TYPE *x, int log_n)                           
 static void rf_scale_scalar_##TYPE(TYPE *x, ptrdiff_t n, TYPE s)                   \
 {                                                                                  \
     for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;                                   \
+}                                                                                  \
+static void rf_fwht_scaled_scalar_##TYPE(TYPE *x, int log_n, TYPE s)               \
+{                                                                                  \
+    rf_fwht_scalar_##TYPE(x, log_n);                                               \
+    rf_scale_scalar_##TYPE(x, (ptrdiff_t)1 << log_n, s);                           \
 }
 
 DEFINE_SCALAR(float)
@@ -82,7 +87,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_LOGR 4
 #define RF_MAXRAD 4
 #ifndef RF_LEAF_AVX512_FLOAT
-#define RF_LEAF_AVX512_FLOAT 13
+#define RF_LEAF_AVX512_FLOAT 12
 #endif
 #define RF_LEAF RF_LEAF_AVX512_FLOAT
 #ifndef RF_TOPRAD_AVX512_FLOAT
@@ -132,7 +137,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_LOGR 4
 #define RF_MAXRAD 4
 #ifndef RF_LEAF_AVX512_DOUBLE
-#define RF_LEAF_AVX512_DOUBLE 12
+#define RF_LEAF_AVX512_DOUBLE 11
 #endif
 #define RF_LEAF RF_LEAF_AVX512_DOUBLE
 #ifndef RF_TOPRAD_AVX512_DOUBLE
@@ -183,7 +188,7 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_LOGR 3
 #define RF_MAXRAD 3
 #ifndef RF_LEAF_AVX2_FLOAT
-#define RF_LEAF_AVX2_FLOAT 13
+#define RF_LEAF_AVX2_FLOAT 12
 #endif
 #define RF_LEAF RF_LEAF_AVX2_FLOAT
 #ifndef RF_TOPRAD_AVX2_FLOAT
@@ -230,7 +235,7 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_LOGR 3
 #define RF_MAXRAD 3
 #ifndef RF_LEAF_AVX2_DOUBLE
-#define RF_LEAF_AVX2_DOUBLE 12
+#define RF_LEAF_AVX2_DOUBLE 11
 #endif
 #define RF_LEAF RF_LEAF_AVX2_DOUBLE
 #ifndef RF_TOPRAD_AVX2_DOUBLE
@@ -268,6 +273,8 @@ typedef void (*rf_fwht_f_fn)(float *, int);
 typedef void (*rf_fwht_d_fn)(double *, int);
 typedef void (*rf_scale_f_fn)(float *, ptrdiff_t, float);
 typedef void (*rf_scale_d_fn)(double *, ptrdiff_t, double);
+typedef void (*rf_fwhts_f_fn)(float *, int, float);
+typedef void (*rf_fwhts_d_fn)(double *, int, double);
 
 typedef struct {
     const char *name;
@@ -275,20 +282,25 @@ typedef struct {
     rf_fwht_d_fn fwht_d;
     rf_scale_f_fn scale_f;
     rf_scale_d_fn scale_d;
+    rf_fwhts_f_fn fwhts_f;
+    rf_fwhts_d_fn fwhts_d;
 } rf_impl;
 
 enum { RF_SCALAR = 0, RF_AVX2 = 1, RF_AVX512 = 2, RF_N_IMPL = 3 };
 
 static const rf_impl rf_impls[RF_N_IMPL] = {
     {"scalar", rf_fwht_scalar_float, rf_fwht_scalar_double,
-     rf_scale_scalar_float, rf_scale_scalar_double},
+     rf_scale_scalar_float, rf_scale_scalar_double,
+     rf_fwht_scaled_scalar_float, rf_fwht_scaled_scalar_double},
 #ifdef RF_HAVE_X86_SIMD
-    {"avx2", rf_fwht_avx2_float, rf_fwht_avx2_double, rf_scale_avx2_float, rf_scale_avx2_double},
+    {"avx2", rf_fwht_avx2_float, rf_fwht_avx2_double, rf_scale_avx2_float, rf_scale_avx2_double,
+     rf_fwht_scaled_avx2_float, rf_fwht_scaled_avx2_double},
     {"avx512", rf_fwht_avx512_float, rf_fwht_avx512_double,
-     rf_scale_avx512_float, rf_scale_avx512_double},
+     rf_scale_avx512_float, rf_scale_avx512_double,
+     rf_fwht_scaled_avx512_float, rf_fwht_scaled_avx512_double},
 #else
-    {"avx2", NULL, NULL, NULL, NULL},
-    {"avx512", NULL, NULL, NULL, NULL},
+    {"avx2", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"avx512", NULL, NULL, NULL, NULL, NULL, NULL},
 #endif
 };
 
@@ -356,6 +368,20 @@ int rf_fwht_double(double *x, int log_n)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
     rf_get()->fwht_d(x, log_n);
+    return 0;
+}
+
+int rf_fwht_scaled_float(float *x, int log_n, float s)
+{
+    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
+    rf_get()->fwhts_f(x, log_n, s);
+    return 0;
+}
+
+int rf_fwht_scaled_double(double *x, int log_n, double s)
+{
+    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
+    rf_get()->fwhts_d(x, log_n, s);
     return 0;
 }
 

@@ -19,6 +19,11 @@ extern "C" {
 int rf_fwht_float(float *x, int log_n);
 int rf_fwht_double(double *x, int log_n);
 
+/* The transform multiplied by s (e.g. 2**(-log_n/2) for the orthonormal one), the product fused
+ * into the last pass: bit-identical to rf_fwht_* followed by x[i] *= s.  Same return codes. */
+int rf_fwht_scaled_float(float *x, int log_n, float s);
+int rf_fwht_scaled_double(double *x, int log_n, double s);
+
 /* 1 when all n values are finite (no NaN, no +-Inf), else 0.  Branch-free, vectorisable. */
 int rf_all_finite_float(const float *x, ptrdiff_t n);
 int rf_all_finite_double(const double *x, ptrdiff_t n);

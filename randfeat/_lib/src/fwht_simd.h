@@ -47,20 +47,23 @@
         RF_VLEVEL(v, nvec, 8);                                                     \
     } while (0)
 
-/* First pass: nvec contiguous vectors, all RF_LOGW + log2(nvec) lowest levels in registers. */
-static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_block)(RF_T *x, const int nvec)
+/* First pass: nvec contiguous vectors, all RF_LOGW + log2(nvec) lowest levels in registers;
+ * when sc (a compile-time constant at every call site) the result is multiplied by s. */
+static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_block)(RF_T *x, const int nvec,
+                                                            const int sc, RF_T s)
 {
     RF_V v[16]; /* >= RF_R; 16 keeps -Warray-bounds quiet on dead unrolled paths */
     _Pragma("GCC unroll 16")
     for (int k = 0; k < nvec; ++k) v[k] = RF_INTRA_ALL(RF_LOAD(x + k * RF_W));
     RF_VBUTTERFLY(v, nvec);
     _Pragma("GCC unroll 16")
-    for (int k = 0; k < nvec; ++k) RF_STORE(x + k * RF_W, v[k]);
+    for (int k = 0; k < nvec; ++k) RF_STORE(x + k * RF_W, sc ? RF_SCALE(v[k], s) : v[k]);
 }
 
 /* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of RF_W)
- * over the n values at x. */
-static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h, const int r)
+ * over the n values at x; the result is multiplied by s when sc. */
+static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h,
+                                                           const int r, const int sc, RF_T s)
 {
     const int m = 1 << r;
     for (ptrdiff_t i = 0; i < n; i += h << r) {
@@ -71,81 +74,105 @@ static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n,
             for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + k * h);
             RF_VBUTTERFLY(v, m);
             _Pragma("GCC unroll 16")
-            for (int k = 0; k < m; ++k) RF_STORE(p + j + k * h, v[k]);
+            for (int k = 0; k < m; ++k) RF_STORE(p + j + k * h, sc ? RF_SCALE(v[k], s) : v[k]);
         }
     }
 }
 
-static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r)
+static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s)
 {
+#define RF_PASS_CASE(R)                                                            \
+    case R:                                                                        \
+        if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s); else RF_FN(rf_pass)(x, n, h, R, 0, s); \
+        break;
     switch (r) {
-    case 1: RF_FN(rf_pass)(x, n, h, 1); break;
-    case 2: RF_FN(rf_pass)(x, n, h, 2); break;
-    case 3: RF_FN(rf_pass)(x, n, h, 3); break;
+    RF_PASS_CASE(1)
+    RF_PASS_CASE(2)
+    RF_PASS_CASE(3)
 #if RF_MAXRAD >= 4
-    case 4: RF_FN(rf_pass)(x, n, h, 4); break;
+    RF_PASS_CASE(4)
 #endif
     default: break;
     }
+#undef RF_PASS_CASE
 }
 
-/* Iterative transform of a length that fits in L1: blocks in registers, then radix passes. */
-static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n)
+/* Iterative transform of a length that fits in L1: blocks in registers, then radix passes.
+ * The last pass multiplies by s when sc. */
+static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s)
 {
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;
     int rem;
     ptrdiff_t h;
     if (log_n <= RF_LOGW + RF_LOGR) {
+#define RF_BLOCK_CASE(K, NV)                                                       \
+        case K:                                                                    \
+            if (sc) RF_FN(rf_block)(x, NV, 1, s); else RF_FN(rf_block)(x, NV, 0, s); \
+            break;
         switch (log_n - RF_LOGW) {
-        case 0: RF_FN(rf_block)(x, 1); break;
-        case 1: RF_FN(rf_block)(x, 2); break;
-        case 2: RF_FN(rf_block)(x, 4); break;
-        case 3: RF_FN(rf_block)(x, 8); break;
+        RF_BLOCK_CASE(0, 1)
+        RF_BLOCK_CASE(1, 2)
+        RF_BLOCK_CASE(2, 4)
+        RF_BLOCK_CASE(3, 8)
 #if RF_LOGR >= 4
-        case 4: RF_FN(rf_block)(x, 16); break;
+        RF_BLOCK_CASE(4, 16)
 #endif
         default: break;
         }
+#undef RF_BLOCK_CASE
         return;
     }
-    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R);
+    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R, 0, s);
     rem = log_n - RF_LOGW - RF_LOGR;
     h = (ptrdiff_t)RF_W * RF_R;
     while (rem > 0) {
         /* balanced split of the remaining levels into ceil(rem / RF_MAXRAD) passes */
         int passes = (rem + RF_MAXRAD - 1) / RF_MAXRAD;
         int r = (rem + passes - 1) / passes;
-        RF_FN(rf_pass_any)(x, n, h, r);
+        RF_FN(rf_pass_any)(x, n, h, r, sc && r == rem, s);
         h <<= r;
         rem -= r;
     }
 }
 
-/* Cache-blocked recursion (as FFHT): transform the 2**r sub-blocks, then one radix-2**r pass. */
-static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n)
+/* Cache-blocked recursion (as FFHT): transform the 2**r sub-blocks, then one radix-2**r pass
+ * (which multiplies by s when sc). */
+static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s)
 {
     int r, sub;
     ptrdiff_t m;
     if (log_n <= RF_LEAF) {
-        RF_FN(rf_leaf)(x, log_n);
+        RF_FN(rf_leaf)(x, log_n, sc, s);
         return;
     }
     r = log_n - RF_LEAF;
     if (r > RF_TOPRAD) r = RF_TOPRAD;
     sub = log_n - r;
     m = (ptrdiff_t)1 << sub;
-    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub);
-    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r);
+    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub, 0, s);
+    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s);
 }
 
-/* Entry point: log_n in [0, 30] (checked by the caller). */
+/* Entry points: log_n in [0, 30] (checked by the caller). */
 static RF_ATTR void RF_FN(rf_fwht)(RF_T *x, int log_n)
 {
     if (log_n < RF_LOGW) {
         RF_CAT(rf_fwht_scalar, RF_T)(x, log_n);
         return;
     }
-    RF_FN(rf_rec)(x, log_n);
+    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1);
+}
+
+/* The transform multiplied by s, fused into the last pass (same bits as transform, then scale). */
+static RF_ATTR void RF_FN(rf_fwht_scaled)(RF_T *x, int log_n, RF_T s)
+{
+    if (log_n < RF_LOGW) {
+        const ptrdiff_t n = (ptrdiff_t)1 << log_n;
+        RF_CAT(rf_fwht_scalar, RF_T)(x, log_n);
+        for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;
+        return;
+    }
+    RF_FN(rf_rec)(x, log_n, 1, s);
 }
 
 /* x[0..n) *= s, vectorised (n a multiple of RF_W or not). */
