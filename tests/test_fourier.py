@@ -222,7 +222,25 @@ def test_compiled_kernel_guards():
         _fourier.paired_inplace(np.zeros((2, 5)), 3, 1.0, 1)
     with pytest.raises(ValueError, match="2 offsets for 3 columns"):
         _fourier.phase_inplace(np.zeros((2, 3)), np.zeros(2), 1.0, 1)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _fourier.transform_paired(np.zeros((2, 3)), np.zeros((4, 3)), np.zeros((2, 7)), 1.0, 1)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _fourier.transform_phase(np.zeros((2, 3)), np.zeros((4, 3)), np.zeros(3),
+                                 np.zeros((2, 4)), 1.0, 1)
     assert _fourier.isa() in {"avx512", "avx2", "generic"}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 256])
+def test_block_size_does_not_change_rows(chunk, global_dtype):
+    """Projection blocks: each row equals the unblocked numpy reference to rounding."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(300, 17)).astype(global_dtype)
+    W = rng.normal(size=(40, 17)).astype(global_dtype)
+    out = np.empty((300, 80), global_dtype)
+    _fourier.transform_paired(X, W, out, 1.0, 2, chunk)
+    P = (X @ W.T).astype(np.float64)
+    tol = 1e-12 if global_dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(out, np.hstack([np.cos(P), np.sin(P)]), atol=tol)
 
 
 # ------------------------------------------------------------------------------------------
