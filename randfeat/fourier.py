@@ -133,8 +133,9 @@ default "gaussian"
     -----
     Cost per sample: one BLAS matrix product with :math:`W^\top` (:math:`O(d\,m)`, :math:`m`
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
-    in-place cos/sin pass in compiled code (no temporaries).  Rows are processed in blocks of
-    256, in one parallel region; the BLAS runs single-threaded inside it.  float32 input is computed in
+    in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
+    (samples or frequencies) is cut into at most 8 blocks, processed in one parallel region, each
+    by a single-threaded BLAS call followed by the cos/sin while the block is in cache.  float32 input is computed in
     float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs

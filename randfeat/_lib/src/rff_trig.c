@@ -179,52 +179,61 @@ RF_CLONES static float absmax_f(const float *x, ptrdiff_t n)
 static int needs_libm(double mx, double bmax) { return !(mx + bmax <= RF_TRIG_FAST_MAX); }
 
 /* ---- public row functions ------------------------------------------------------------------ */
-void rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
+void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
 {
-    if (needs_libm(absmax_d(row, m), 0.0)) {
-        /* in place from the end is unsafe for j < m; go forward: row[j] is read before write
-           and row[m + j] is never read. */
+    if (needs_libm(absmax_d(cos_io, m), 0.0)) {
+        /* cos_io[j] is read before it is written; sin_out never overlaps cos_io[0:m] */
         for (ptrdiff_t j = 0; j < m; j++) {
-            double p = row[j];
-            row[j] = scale * cos(p);
-            row[m + j] = scale * sin(p);
+            double p = cos_io[j];
+            cos_io[j] = scale * cos(p);
+            sin_out[j] = scale * sin(p);
         }
         return;
     }
     double buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, row + j0, (size_t)n * sizeof(double));
-        paired_block_d(buf, n, scale, row + j0, row + m + j0);
+        memcpy(buf, cos_io + j0, (size_t)n * sizeof(double));
+        paired_block_d(buf, n, scale, cos_io + j0, sin_out + j0);
     }
 }
 
-void rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
+void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
 {
-    float mx = absmax_f(row, m);
+    float mx = absmax_f(cos_io, m);
     if (mx <= RF_TRIGF_FAST_MAX) {
         float fbuf[RF_BLOCK];
         for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
             ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-            memcpy(fbuf, row + j0, (size_t)n * sizeof(float));
-            paired_block_ff(fbuf, n, scale, row + j0, row + m + j0);
+            memcpy(fbuf, cos_io + j0, (size_t)n * sizeof(float));
+            paired_block_ff(fbuf, n, scale, cos_io + j0, sin_out + j0);
         }
         return;
     }
     if (needs_libm((double)mx, 0.0)) {
         for (ptrdiff_t j = 0; j < m; j++) {
-            double p = (double)row[j];
-            row[j] = (float)((double)scale * cos(p));
-            row[m + j] = (float)((double)scale * sin(p));
+            double p = (double)cos_io[j];
+            cos_io[j] = (float)((double)scale * cos(p));
+            sin_out[j] = (float)((double)scale * sin(p));
         }
         return;
     }
     float buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, row + j0, (size_t)n * sizeof(float));
-        paired_block_f(buf, n, scale, row + j0, row + m + j0);
+        memcpy(buf, cos_io + j0, (size_t)n * sizeof(float));
+        paired_block_f(buf, n, scale, cos_io + j0, sin_out + j0);
     }
+}
+
+void rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
+{
+    rf_rff_paired_split_double(row, row + m, m, scale);
+}
+
+void rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
+{
+    rf_rff_paired_split_float(row, row + m, m, scale);
 }
 
 void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
