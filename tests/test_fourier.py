@@ -130,8 +130,9 @@ def test_float32_and_float64_share_the_random_stream():
 
 @pytest.mark.parametrize("features", ["paired", "phase"])
 def test_identical_for_any_n_threads(features, global_dtype):
-    X = np.random.default_rng(4).normal(size=(301, 33)).astype(global_dtype)
-    outs = [RandomFourierFeatures(512, features=features, random_state=11, n_threads=nt)
+    # large enough (n * m * (d + 16) > 2^26) for the compiled loop to use several threads
+    X = np.random.default_rng(4).normal(size=(1201, 40)).astype(global_dtype)
+    outs = [RandomFourierFeatures(4096, features=features, random_state=11, n_threads=nt)
             .fit_transform(X) for nt in (1, 2, 3, None, -1)]
     for Z in outs[1:]:
         np.testing.assert_array_equal(Z, outs[0])

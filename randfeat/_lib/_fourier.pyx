@@ -62,11 +62,19 @@ cdef inline void _phase_row(floating *row, const floating *b, Py_ssize_t m,
         rf_rff_phase_double(row, b, m, scale)
 
 
+# Below this much work (n * m * (d + 16) multiply-adds and trig evaluations, a few ms on one
+# core) the rows stay on the calling thread: waking a thread pool costs microseconds on an idle
+# machine but a scheduler time slice (milliseconds) on a busy one.  The result does not depend on
+# it (the blocks are fixed by the shapes).
+cdef enum:
+    _PARALLEL_MIN_WORK = 67108864
+
+
 cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noexcept nogil:
-    """Never more threads than rows; one thread when the whole job is tiny."""
+    """Never more threads than blocks; one thread when the whole job is small."""
     if n_threads > n_rows:
         n_threads = <int>n_rows
-    if work < 8192:
+    if work < _PARALLEL_MIN_WORK:
         n_threads = 1
     return n_threads if n_threads > 1 else 1
 
