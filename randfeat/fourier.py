@@ -134,8 +134,9 @@ default "gaussian"
     Cost per sample: one BLAS matrix product with :math:`W^\top` (:math:`O(d\,m)`, :math:`m`
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
     in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
-    (samples or frequencies) is cut into at most 8 blocks, processed in one parallel region, each
-    by a single-threaded BLAS call followed by the cos/sin while the block is in cache.  float32 input is computed in
+    (samples or frequencies) is cut into at most 8 blocks of at least 512, processed in one
+    parallel region, each by a single-threaded BLAS call followed by the cos/sin while the block
+    is in cache.  float32 input is computed in
     float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
@@ -189,9 +190,9 @@ default "gaussian"
         if isinstance(self.kernel, ShiftInvariantKernel):
             if self.sigma != 1.0:
                 raise ValueError(
-                    f"RandomFourierFeatures: sigma={self.sigma!r} was given together with the kernel "
-                    f"instance {self.kernel!r}, which has its own sigma; set the length scale on "
-                    "the instance and leave sigma at its default")
+                    f"RandomFourierFeatures: sigma={self.sigma!r} was given together with the "
+                    f"kernel instance {self.kernel!r}, which has its own sigma; set the length "
+                    "scale on the instance and leave sigma at its default")
             return self.kernel
         if not math.isfinite(float(self.sigma)):
             raise ValueError(f"RandomFourierFeatures: sigma must be a positive finite length "

@@ -34,7 +34,7 @@ GaussianKernel     :math:`\exp(-\|\Delta\|_2^2/(2\sigma^2))`              :math:
 LaplacianKernel    :math:`\exp(-\|\Delta\|_1/\sigma)`                     iid Cauchy(0, 1/σ)
 CauchyKernel       :math:`\prod_j 1/(1+\Delta_j^2/\sigma^2)`              iid Laplace(0, 1/σ)
 MaternKernel       standard Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ    Student-t, 2ν dof
-BallSumKernel      :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t`         :math:`\|\xi_1+\dots+\xi_t\|/\sigma`
+BallSumKernel      :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t`         length |ξ_1+…+ξ_t|/σ
 =================  =====================================================  ==========================
 
 Examples
@@ -192,7 +192,10 @@ class ShiftInvariantKernel:
         return self._k_scaled(delta / self.sigma)
 
     def sample(self, n, d, rng=None):
-        r"""Draw ``n`` frequencies :math:`\omega \sim p` in :math:`\mathbb R^d` (float64, shape (n, d))."""
+        r"""Draw ``n`` frequencies :math:`\omega \sim p` in :math:`\mathbb R^d`.
+
+        Returns a float64 array of shape (n, d); ``rng`` is a numpy Generator (or a seed).
+        """
         raise NotImplementedError
 
     def sample_radius(self, n, d, rng=None):
@@ -206,9 +209,10 @@ class ShiftInvariantKernel:
             "GaussianKernel, MaternKernel and BallSumKernel")
 
     def sigma_p2(self, d):
-        r""":math:`\sigma_p^2 = \mathbb E_p\|\omega\|^2 = -\operatorname{tr}\nabla^2 k(0)` in dimension ``d``
+        r""":math:`\sigma_p^2 = \mathbb E_p\|\omega\|^2 = -\operatorname{tr}\nabla^2 k(0)`.
 
-        (``np.inf`` when the second moment is infinite).  This is the constant of Rahimi &
+        In dimension ``d`` (``np.inf`` when the second moment is infinite).  This is the constant
+        of Rahimi &
         Recht's Claim 1 (THEORY.md §2.5).
         """
         raise NotImplementedError
@@ -308,7 +312,7 @@ class GaussianKernel(_RadialKernel):
         return check_random_state(rng).standard_normal((n, d)) / self.sigma
 
     def sample_radius(self, n, d, rng=None):
-        """``n`` draws of :math:`\\chi_d / \\sigma` (the length of an :math:`N(0,\\sigma^{-2}I_d)` vector)."""
+        r"""``n`` draws of :math:`\chi_d / \sigma` (lengths of :math:`N(0,\sigma^{-2}I)` vectors)."""
         who = "GaussianKernel.sample_radius"
         n = _check_count(n, "n", who)
         d = _check_count(d, "d", who, 1)
@@ -459,7 +463,7 @@ class MaternKernel(_RadialKernel):
         return (1.0 + a + a * a / 3.0) * e
 
     def sample_radius(self, n, d, rng=None):
-        r"""``n`` draws of :math:`\chi_d\sqrt{2\nu/\chi^2_{2\nu}}/\sigma` (lengths of Student-t vectors)."""
+        r"""``n`` draws of :math:`\chi_d\sqrt{2\nu/\chi^2_{2\nu}}/\sigma` (Student-t lengths)."""
         who = "MaternKernel.sample_radius"
         n = _check_count(n, "n", who)
         d = _check_count(d, "d", who, 1)

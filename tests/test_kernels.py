@@ -117,7 +117,7 @@ def test_matern_matches_sklearn(nu, sigma):
 
 @pytest.mark.parametrize("gamma", [0.01, 0.5, 3.0])
 def test_bandwidth_pin_gamma(gamma, global_random_seed):
-    """exp(-gamma ||Delta||^2) <-> sigma = 1/sqrt(2 gamma) <-> w ~ N(0, 2 gamma I) (pitfall §6.1)."""
+    """exp(-gamma ||D||^2) <-> sigma = 1/sqrt(2 gamma) <-> w ~ N(0, 2 gamma I) (pitfall §6.1)."""
     sigma = 1 / math.sqrt(2 * gamma)
     kern = GaussianKernel(sigma)
     X = np.random.default_rng(7).normal(size=(8, 3))
