@@ -106,8 +106,9 @@ default "gaussian"
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
     n_threads : int or None, default None
-        Threads for the projection (BLAS, limited only when an int is given) and the cos/sin
-        loops (OpenMP).  None: all available CPUs.  The output is identical for any value.
+        OpenMP threads over blocks of rows; each block is projected by a single-threaded BLAS
+        call and goes through the cos/sin in the same thread.  None: all available CPUs; -1
+        likewise, -2 all but one.  The output is bit-identical for any value.
 
     Attributes
     ----------
@@ -132,7 +133,10 @@ default "gaussian"
     -----
     Cost per sample: one BLAS matrix product with :math:`W^\top` (:math:`O(d\,m)`, :math:`m`
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
-    in-place cos/sin pass in compiled code (no temporaries).  float32 input is computed in
+    in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
+    (samples or frequencies) is cut into at most 8 blocks of at least 512, processed in one
+    parallel region, each by a single-threaded BLAS call followed by the cos/sin while the block
+    is in cache.  float32 input is computed in
     float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
@@ -186,9 +190,9 @@ default "gaussian"
         if isinstance(self.kernel, ShiftInvariantKernel):
             if self.sigma != 1.0:
                 raise ValueError(
-                    f"RandomFourierFeatures: sigma={self.sigma!r} was given together with the kernel "
-                    f"instance {self.kernel!r}, which has its own sigma; set the length scale on "
-                    "the instance and leave sigma at its default")
+                    f"RandomFourierFeatures: sigma={self.sigma!r} was given together with the "
+                    f"kernel instance {self.kernel!r}, which has its own sigma; set the length "
+                    "scale on the instance and leave sigma at its default")
             return self.kernel
         if not math.isfinite(float(self.sigma)):
             raise ValueError(f"RandomFourierFeatures: sigma must be a positive finite length "
@@ -249,26 +253,19 @@ default "gaussian"
         n, m = X.shape[0], W.shape[0]
         nt = self._n_threads()
         scale = math.sqrt(2.0 / self.n_components)
-        if self.features == "paired":
-            out = np.empty((n, 2 * m), dtype=dt)
-            self._project(X, W, out[:, :m], nt)
-            _fourier.paired_inplace(out, m, scale, nt)
-        else:
-            out = np.empty((n, m), dtype=dt)
-            self._project(X, W, out, nt)
-            b = self.random_offset_
-            if b.dtype != dt:
-                b = b.astype(dt)
-            _fourier.phase_inplace(out, b, scale, nt)
+        # One parallel region: blocks of rows are projected by single-threaded BLAS calls and
+        # go through the fused cos/sin in the same thread (see randfeat/_lib/_fourier.pyx).
+        with _blas_limit(1):
+            if self.features == "paired":
+                out = np.empty((n, 2 * m), dtype=dt)
+                _fourier.transform_paired(X, W, out, scale, nt)
+            else:
+                b = self.random_offset_
+                if b.dtype != dt:
+                    b = b.astype(dt)
+                out = np.empty((n, m), dtype=dt)
+                _fourier.transform_phase(X, W, b, out, scale, nt)
         return out
-
-    def _project(self, X, W, out, n_threads):
-        # BLAS gemm writes straight into ``out`` (a strided view for the paired map).
-        if self.n_threads is None:
-            np.matmul(X, W.T, out=out)
-        else:
-            with _blas_limit(n_threads):
-                np.matmul(X, W.T, out=out)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -75,8 +75,8 @@ def test_shapes_and_attributes(features, n_components, n_freq, global_dtype):
 
 def test_matches_numpy_reference(global_dtype):
     """The fused kernel equals sqrt(2/D) [cos P, sin P] / sqrt(2/D) cos(P + b) with P = X W^T,
-    to a few ulp; rows with huge arguments take the libm path (float rows > 8192 the double
-    path)."""
+    to a few ulp (plus the rounding of P itself); rows with huge arguments take the libm path
+    (float rows > 8192 the double path)."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 5))
     X[3] *= 1e3     # |P| ~ 1e3..1e4: float32 double-precision path
@@ -98,7 +98,12 @@ def test_matches_numpy_reference(global_dtype):
                 arg[small] = (P[small].astype(np.float32)
                               + rff.random_offset_).astype(np.float64)
             ref = s * np.cos(arg)
-        np.testing.assert_allclose(Z, ref, rtol=0, atol=tol * s * 8)
+        # the blocked BLAS product may round P differently from numpy's by ~ulp(|P|), which
+        # moves cos/sin by up to that much
+        eps = np.finfo(global_dtype).eps
+        Pw = np.abs(np.hstack([P, P])) if features == "paired" else np.abs(P)
+        bound = tol * s * 8 + s * 4 * eps * Pw
+        assert np.all(np.abs(Z - ref) <= bound), np.max(np.abs(Z - ref) / bound)
 
 
 def test_paired_diagonal_is_one(global_dtype):
@@ -125,8 +130,9 @@ def test_float32_and_float64_share_the_random_stream():
 
 @pytest.mark.parametrize("features", ["paired", "phase"])
 def test_identical_for_any_n_threads(features, global_dtype):
-    X = np.random.default_rng(4).normal(size=(301, 33)).astype(global_dtype)
-    outs = [RandomFourierFeatures(512, features=features, random_state=11, n_threads=nt)
+    # large enough (n * m * (d + 16) > 2^26) for the compiled loop to use several threads
+    X = np.random.default_rng(4).normal(size=(1201, 40)).astype(global_dtype)
+    outs = [RandomFourierFeatures(4096, features=features, random_state=11, n_threads=nt)
             .fit_transform(X) for nt in (1, 2, 3, None, -1)]
     for Z in outs[1:]:
         np.testing.assert_array_equal(Z, outs[0])
@@ -222,7 +228,32 @@ def test_compiled_kernel_guards():
         _fourier.paired_inplace(np.zeros((2, 5)), 3, 1.0, 1)
     with pytest.raises(ValueError, match="2 offsets for 3 columns"):
         _fourier.phase_inplace(np.zeros((2, 3)), np.zeros(2), 1.0, 1)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _fourier.transform_paired(np.zeros((2, 3)), np.zeros((4, 3)), np.zeros((2, 7)), 1.0, 1)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        _fourier.transform_phase(np.zeros((2, 3)), np.zeros((4, 3)), np.zeros(3),
+                                 np.zeros((2, 4)), 1.0, 1)
     assert _fourier.isa() in {"avx512", "avx2", "generic"}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 256])
+@pytest.mark.parametrize("n, m", [(300, 40), (30, 400), (1, 3), (5, 1)])
+def test_blocks_give_the_reference(chunk, n, m, global_dtype):
+    """Blocks over rows (n > m) or frequencies (m >= n), both maps, several threads: every
+    entry equals the unblocked numpy reference to rounding."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(n, 17)).astype(global_dtype)
+    W = rng.normal(size=(m, 17)).astype(global_dtype)
+    b = rng.uniform(0, 6, size=m).astype(global_dtype)
+    P = (X @ W.T).astype(np.float64)
+    tol = 1e-12 if global_dtype == np.float64 else 2e-5
+    for nt in (1, 2, 3):
+        out = np.empty((n, 2 * m), global_dtype)
+        _fourier.transform_paired(X, W, out, 1.0, nt, chunk)
+        np.testing.assert_allclose(out, np.hstack([np.cos(P), np.sin(P)]), atol=tol)
+        out = np.empty((n, m), global_dtype)
+        _fourier.transform_phase(X, W, b, out, 1.0, nt, chunk)
+        np.testing.assert_allclose(out, np.cos(P + b), atol=tol)
 
 
 # ------------------------------------------------------------------------------------------
@@ -331,3 +362,35 @@ def test_variance_gap_sign():
     c = CauchyKernel(1.0)
     gap = c.k(np.array([3.0])) ** 2 - c.k(np.array([6.0])) / 2
     assert gap == pytest.approx(0.01 - 1 / 74, rel=1e-12) and gap < 0
+
+
+# ------------------------------------------------------------------------------------------
+# the compiled sin/cos against libm, on arbitrary arguments (hypothesis varies the inputs)
+# ------------------------------------------------------------------------------------------
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@given(p=arrays(np.float64, st.integers(1, 700),
+                elements=st.floats(-2e6, 2e6, allow_nan=False, allow_infinity=False)),
+       scale=st.floats(0.01, 10.0))
+def test_trig_kernel_matches_libm(p, scale):
+    """|error| <= 2 ulp(scale) for float64 and 2 ulp(scale) of float32 after rounding; rows whose
+    max |p| exceeds the fast range take libm itself."""
+    for dt, tol in ((np.float64, 4.5e-16), (np.float32, 1.8e-7)):
+        pp = p.astype(dt)
+        ref = pp.astype(np.float64)
+        buf = np.empty((1, 2 * p.size), dtype=dt)
+        buf[0, :p.size] = pp
+        _fourier.paired_inplace(buf, p.size, scale, 1)
+        s = float(dt(scale))
+        np.testing.assert_allclose(buf[0, :p.size], s * np.cos(ref), rtol=0, atol=tol * s * 2)
+        np.testing.assert_allclose(buf[0, p.size:], s * np.sin(ref), rtol=0, atol=tol * s * 2)
+        b = np.linspace(0, 6.28, p.size).astype(dt)
+        ph = pp.copy()[None, :]
+        _fourier.phase_inplace(ph, b, scale, 1)
+        arg = ref + b.astype(np.float64)
+        if dt == np.float32 and np.abs(pp).max() + 6.3 <= 8192:
+            arg = (pp + b).astype(np.float64)  # the fast float path adds in float
+        np.testing.assert_allclose(ph[0], s * np.cos(arg), rtol=0, atol=tol * s * 2)

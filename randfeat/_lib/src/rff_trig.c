@@ -155,82 +155,85 @@ phase_block_f(float *restrict x, const float *restrict b, ptrdiff_t n, float sca
         x[j] = (float)(sc * rf_cos_fast((double)x[j] + (double)b[j]));
 }
 
-RF_CLONES static double absmax_d(const double *x, ptrdiff_t n)
+/* 1 when some |x[j]| exceeds t or is NaN.  An OR of comparisons vectorises (a max reduction
+   does not without -ffast-math, and a scalar pre-pass would cost as much as the trig). */
+RF_CLONES static int any_above_d(const double *x, ptrdiff_t n, double t)
 {
-    double mx = 0.0;
-    for (ptrdiff_t j = 0; j < n; j++) {
-        double a = fabs(x[j]);
-        mx = a > mx ? a : mx;
-    }
-    return mx;
+    int bad = 0;
+    for (ptrdiff_t j = 0; j < n; j++)
+        bad |= !(fabs(x[j]) <= t);
+    return bad;
 }
 
-RF_CLONES static float absmax_f(const float *x, ptrdiff_t n)
+RF_CLONES static int any_above_f(const float *x, ptrdiff_t n, float t)
 {
-    float mx = 0.0f;
-    for (ptrdiff_t j = 0; j < n; j++) {
-        float a = fabsf(x[j]);
-        mx = a > mx ? a : mx;
-    }
-    return mx;
+    int bad = 0;
+    for (ptrdiff_t j = 0; j < n; j++)
+        bad |= !(fabsf(x[j]) <= t);
+    return bad;
 }
-
-/* NaN never reaches here (inputs are validated), but a NaN max must take the slow path. */
-static int needs_libm(double mx, double bmax) { return !(mx + bmax <= RF_TRIG_FAST_MAX); }
 
 /* ---- public row functions ------------------------------------------------------------------ */
-void rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
+void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
 {
-    if (needs_libm(absmax_d(row, m), 0.0)) {
-        /* in place from the end is unsafe for j < m; go forward: row[j] is read before write
-           and row[m + j] is never read. */
+    if (any_above_d(cos_io, m, RF_TRIG_FAST_MAX)) {
+        /* cos_io[j] is read before it is written; sin_out never overlaps cos_io[0:m] */
         for (ptrdiff_t j = 0; j < m; j++) {
-            double p = row[j];
-            row[j] = scale * cos(p);
-            row[m + j] = scale * sin(p);
+            double p = cos_io[j];
+            cos_io[j] = scale * cos(p);
+            sin_out[j] = scale * sin(p);
         }
         return;
     }
     double buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, row + j0, (size_t)n * sizeof(double));
-        paired_block_d(buf, n, scale, row + j0, row + m + j0);
+        memcpy(buf, cos_io + j0, (size_t)n * sizeof(double));
+        paired_block_d(buf, n, scale, cos_io + j0, sin_out + j0);
     }
 }
 
-void rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
+void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
 {
-    float mx = absmax_f(row, m);
-    if (mx <= RF_TRIGF_FAST_MAX) {
+    if (!any_above_f(cos_io, m, RF_TRIGF_FAST_MAX)) {
         float fbuf[RF_BLOCK];
         for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
             ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-            memcpy(fbuf, row + j0, (size_t)n * sizeof(float));
-            paired_block_ff(fbuf, n, scale, row + j0, row + m + j0);
+            memcpy(fbuf, cos_io + j0, (size_t)n * sizeof(float));
+            paired_block_ff(fbuf, n, scale, cos_io + j0, sin_out + j0);
         }
         return;
     }
-    if (needs_libm((double)mx, 0.0)) {
+    if (any_above_f(cos_io, m, (float)RF_TRIG_FAST_MAX)) {
         for (ptrdiff_t j = 0; j < m; j++) {
-            double p = (double)row[j];
-            row[j] = (float)((double)scale * cos(p));
-            row[m + j] = (float)((double)scale * sin(p));
+            double p = (double)cos_io[j];
+            cos_io[j] = (float)((double)scale * cos(p));
+            sin_out[j] = (float)((double)scale * sin(p));
         }
         return;
     }
     float buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, row + j0, (size_t)n * sizeof(float));
-        paired_block_f(buf, n, scale, row + j0, row + m + j0);
+        memcpy(buf, cos_io + j0, (size_t)n * sizeof(float));
+        paired_block_f(buf, n, scale, cos_io + j0, sin_out + j0);
     }
+}
+
+void rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
+{
+    rf_rff_paired_split_double(row, row + m, m, scale);
+}
+
+void rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
+{
+    rf_rff_paired_split_float(row, row + m, m, scale);
 }
 
 void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
 {
     /* offsets lie in [0, 2 pi) */
-    if (needs_libm(absmax_d(row, m), 6.3)) {
+    if (any_above_d(row, m, RF_TRIG_FAST_MAX - 6.3)) {
         for (ptrdiff_t j = 0; j < m; j++)
             row[j] = scale * cos(row[j] + b[j]);
         return;
@@ -240,12 +243,11 @@ void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale
 
 void rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
 {
-    float mx = absmax_f(row, m);
-    if (mx + 6.3f <= RF_TRIGF_FAST_MAX) {
+    if (!any_above_f(row, m, RF_TRIGF_FAST_MAX - 6.3f)) {
         phase_block_ff(row, b, m, scale);
         return;
     }
-    if (needs_libm((double)mx, 6.3)) {
+    if (any_above_f(row, m, (float)(RF_TRIG_FAST_MAX - 6.3))) {
         for (ptrdiff_t j = 0; j < m; j++)
             row[j] = (float)((double)scale * cos((double)row[j] + (double)b[j]));
         return;

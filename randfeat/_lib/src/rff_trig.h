@@ -22,6 +22,10 @@ extern "C" {
 
 void rf_rff_paired_double(double *row, ptrdiff_t m, double scale);
 void rf_rff_paired_float(float *row, ptrdiff_t m, float scale);
+/* The same with the sin half anywhere: cos_io[j] (projection in, scale*cos out),
+   sin_out[j] = scale*sin; sin_out must not overlap cos_io[0:m]. */
+void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale);
+void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale);
 void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale);
 void rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale);
 /* Name of the code path the dispatcher picked ("avx512", "avx2", "generic"). */
