@@ -417,40 +417,54 @@ def get_binning_kernel(kernel="laplacian", *, sigma=1.0, kernel_params=None):
                     f"rng); got {kernel!r} of type {type(kernel).__name__}")
 
 
-_TWO52 = 2.0 ** 52
+_FAST_LIMIT = 2.0 ** 50  # fast layout: |lo|, |hi| and the range below this
+_FAST_WORD_BITS = 52     # fast words are accumulated exactly in float64
 
 
 def _key_layout(lo, hi):
-    """Bit layout of the packed exact cell keys, one grid per row of ``lo``/``hi`` (P, d).
+    """Bit layout of the packed exact cell keys of each grid (``lo``/``hi``: (P, d) cell ranges).
 
-    A dimension whose training range hi - lo is below 2**52 (and |lo|, |hi| < 2**52, so the
-    float64 offset c - lo is exact) takes ``bit_length(hi - lo)`` bits (0 when the dimension has a
-    single occupied coordinate); otherwise it takes a whole 64-bit word holding the raw float64
-    bits of c.  Dimensions are packed greedily into 64-bit words (never split).
+    A dimension with training cell range ``[lo, hi]`` needs ``bits = bit_length(hi - lo)`` bits
+    (0 when a single coordinate is occupied).  *Fast* grids (every |lo|, |hi| and range below
+    2**50) pack dimensions greedily, in order, into words of at most 52 bits, summed exactly in
+    float64 by the compiled kernel.  Other grids (cells beyond 2**50, e.g. inputs near 1e300)
+    use the *generic* layout: 64-bit words, with a whole word holding the raw float64 bits of the
+    cell coordinate when its range is not below 2**50.  Both are injective on the training box,
+    so keys identify cells exactly.
+
+    Returns ``(fast, wb, scale, hip1, word, shift, raw, n_words)``.
     """
     P, d = lo.shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        small = (np.abs(lo) < _FAST_LIMIT) & (np.abs(hi) < _FAST_LIMIT) & \
+            ((hi - lo) < _FAST_LIMIT)
+        hip1 = hi + 1.0
+    fast = small.all(axis=1).astype(np.uint8)
+    bits = np.full((P, d), 64, dtype=np.int64)
+    for p, m in zip(*np.nonzero(small)):
+        bits[p, m] = int(hi[p, m] - lo[p, m]).bit_length()  # exact: both below 2**50
     word = np.zeros((P, d), dtype=np.int32)
     shift = np.zeros((P, d), dtype=np.int32)
-    raw = np.zeros((P, d), dtype=np.uint8)
-    with np.errstate(over="ignore", invalid="ignore"):
-        packed = (np.abs(lo) < _TWO52) & (np.abs(hi) < _TWO52) & ((hi - lo) < _TWO52)
-    bits = np.full((P, d), 64, dtype=np.int64)
-    for p, m in zip(*np.nonzero(packed)):
-        bits[p, m] = int(hi[p, m] - lo[p, m]).bit_length()  # exact: both below 2**52
-    raw[~packed] = 1
-    n_words = np.ones(P, dtype=np.int64)
+    raw = (~small).astype(np.uint8)
+    scale = np.ones((P, d), dtype=np.float64)
+    bounds = []
     for p in range(P):
-        w, used = 0, 0
+        limit = _FAST_WORD_BITS if fast[p] else 64
+        w, used, starts = 0, 0, [0]
         for m in range(d):
             b = int(bits[p, m])
-            if b == 0:
-                continue
-            if used + b > 64:
+            if used + b > limit:
                 w, used = w + 1, 0
+                starts.append(m)
             word[p, m], shift[p, m] = w, used
+            scale[p, m] = float(2 ** used)
             used += b
-        n_words[p] = w + 1
-    return word, shift, raw, int(n_words.max())
+        bounds.append(starts + [d])
+    n_words = max(len(b) - 1 for b in bounds)
+    wb = np.full((P, n_words + 1), d, dtype=np.int32)
+    for p, b in enumerate(bounds):
+        wb[p, :len(b)] = b
+    return fast, wb, scale, hip1, word, shift, raw, n_words
 
 
 class RandomBinningFeatures(RandomFeaturesBase):
@@ -648,10 +662,15 @@ default="laplacian"
         bounds = np.empty((2, P, d), dtype=np.float64)
         _binning.cell_indices(ext, shifts, inv, bounds, 1)
         lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
-        word, shift, raw, n_words = _key_layout(lo, hi)
+        fast, wb, scale, hip1, word, shift, raw, n_words = _key_layout(lo, hi)
+        layout = (shifts, inv, lo, hi, hip1, scale, wb, word, shift, raw, fast)
+        keys = np.empty((P, n, n_words), dtype=np.uint64)
+        n_out = _binning.row_keys(X, *layout, keys, n_thr)
+        if n_out:  # pragma: no cover - would be a bug (floor is monotone)
+            raise RuntimeError(f"internal error: {n_out} training cells outside their range")
         assign = np.empty((n, P) if store_assign else (1, P), dtype=np.int32)
-        key_list = _binning.fit_cells(X, shifts, inv, lo, hi, word, shift, raw, n_words, assign,
-                                      bool(store_assign), n_thr)
+        key_list = _binning.fit_cells(keys, assign, bool(store_assign), n_thr)
+        del keys
         n_cells = np.array([k.shape[0] for k in key_list], dtype=np.int64)
         col_offsets = np.zeros(P + 1, dtype=np.int64)
         np.cumsum(n_cells, out=col_offsets[1:])
@@ -661,8 +680,7 @@ default="laplacian"
         keys = np.ascontiguousarray(np.concatenate(key_list, axis=0))
         table = np.full(int(table_offsets[-1]), -1, dtype=np.int64)
         _binning.build_tables(keys, col_offsets, table_offsets, table, n_thr)
-        self._lo, self._hi = lo, hi
-        self._word, self._shift, self._raw = word, shift, raw
+        self._layout = layout
         self._cell_keys = keys
         self._table_offsets = table_offsets
         self._table = table
@@ -740,9 +758,8 @@ default="laplacian"
             return self._transform_hashed(X)
         n, P = X.shape[0], self.widths_.shape[0]
         cols = np.empty((n, P), dtype=np.int64)
-        _binning.lookup_columns(X, self.shifts_, self._inv_widths, self._lo, self._hi,
-                                self._word, self._shift, self._raw, self._cell_keys,
-                                self._table_offsets, self._table, cols, self._n_threads())
+        _binning.lookup_columns(X, *self._layout, self._cell_keys, self._table_offsets,
+                                self._table, cols, self._n_threads())
         seen = cols >= 0
         if seen.all():
             return self._csr_full(cols.astype(self._index_dtype(), copy=False), X.dtype)
