@@ -421,24 +421,29 @@ _FAST_LIMIT = 2.0 ** 50  # fast layout: |lo|, |hi| and the range below this
 _FAST_WORD_BITS = 52     # fast words are accumulated exactly in float64
 
 
-def _key_layout(lo, hi):
-    """Bit layout of the packed exact cell keys of each grid (``lo``/``hi``: (P, d) cell ranges).
+def _key_layout(u, r, lo, hi, xmin, xmax):
+    """Layout of the packed exact cell keys of each grid (``lo``/``hi``: (P, d) cell ranges).
 
-    A dimension with training cell range ``[lo, hi]`` needs ``bits = bit_length(hi - lo)`` bits
-    (0 when a single coordinate is occupied).  *Fast* grids (every |lo|, |hi| and range below
-    2**50) pack dimensions greedily, in order, into words of at most 52 bits, summed exactly in
-    float64 by the compiled kernel.  Other grids (cells beyond 2**50, e.g. inputs near 1e300)
-    use the *generic* layout: 64-bit words, with a whole word holding the raw float64 bits of the
-    cell coordinate when its range is not below 2**50.  Both are injective on the training box,
-    so keys identify cells exactly.
+    A dimension with training cell range ``[lo, hi]`` needs ``bits = bit_length(hi - lo)`` bits;
+    it is *active* when ``bits > 0`` (a dimension whose training points all share one coordinate
+    contributes nothing to the key, and in ``transform`` only its range is checked).
 
-    Returns ``(fast, wb, scale, hip1, word, shift, raw, n_words)``.
+    *Fast* grids (every |lo|, |hi| and range below 2**50) pack their active dimensions greedily,
+    in input order, into words of at most 52 bits, summed exactly in float64 by the compiled
+    kernel; their per-dimension parameters are permuted so the active dimensions come first.
+    Other grids (cells beyond 2**50, e.g. inputs near 1e300) use the *generic* layout: 64-bit
+    words, a whole word holding the raw float64 bits of a cell coordinate whose range is not
+    below 2**50.  Both are injective on the training box, so keys identify cells exactly.
+
+    Returns ``(layout, n_words)``, ``layout`` the tuple read by ``randfeat._lib._binning``:
+    ``(u, r, lo, hi, word, shift, raw, fast, idx, n_active, pu, pr, plo, pscale, xa, xb, wb,
+    bb_lo, bb_hi)``; ``[xa, xb)`` is the exact float interval of inputs whose cell coordinate lies
+    in ``[lo, hi]`` and ``[bb_lo, bb_hi)`` the training bounding box ``[xmin, xmax]``.
     """
     P, d = lo.shape
     with np.errstate(over="ignore", invalid="ignore"):
         small = (np.abs(lo) < _FAST_LIMIT) & (np.abs(hi) < _FAST_LIMIT) & \
             ((hi - lo) < _FAST_LIMIT)
-        hip1 = hi + 1.0
     fast = small.all(axis=1).astype(np.uint8)
     bits = np.full((P, d), 64, dtype=np.int64)
     for p, m in zip(*np.nonzero(small)):
@@ -446,25 +451,104 @@ def _key_layout(lo, hi):
     word = np.zeros((P, d), dtype=np.int32)
     shift = np.zeros((P, d), dtype=np.int32)
     raw = (~small).astype(np.uint8)
-    scale = np.ones((P, d), dtype=np.float64)
+    idx = np.tile(np.arange(d, dtype=np.int32), (P, 1))
+    n_active = np.zeros(P, dtype=np.int32)
+    pscale = np.ones((P, d), dtype=np.float64)
     bounds = []
     for p in range(P):
-        limit = _FAST_WORD_BITS if fast[p] else 64
-        w, used, starts = 0, 0, [0]
-        for m in range(d):
-            b = int(bits[p, m])
-            if used + b > limit:
-                w, used = w + 1, 0
-                starts.append(m)
-            word[p, m], shift[p, m] = w, used
-            scale[p, m] = float(2 ** used)
-            used += b
-        bounds.append(starts + [d])
+        if fast[p]:
+            active = np.flatnonzero(bits[p] > 0)
+            order = np.concatenate([active, np.flatnonzero(bits[p] == 0)]).astype(np.int32)
+            idx[p] = order
+            n_active[p] = active.size
+            w, used, starts = 0, 0, [0]
+            for j, m in enumerate(active):
+                b = int(bits[p, m])
+                if used + b > _FAST_WORD_BITS:
+                    w, used = w + 1, 0
+                    starts.append(j)
+                pscale[p, j] = float(2 ** used)
+                used += b
+            bounds.append(starts + [active.size])
+        else:
+            w, used = 0, 0
+            for m in range(d):
+                b = int(bits[p, m])
+                if used + b > 64:
+                    w, used = w + 1, 0
+                word[p, m], shift[p, m] = w, used
+                used += b
+            bounds.append([0] * (w + 2))
     n_words = max(len(b) - 1 for b in bounds)
-    wb = np.full((P, n_words + 1), d, dtype=np.int32)
+    wb = np.zeros((P, n_words + 1), dtype=np.int32)
     for p, b in enumerate(bounds):
         wb[p, :len(b)] = b
-    return fast, wb, scale, hip1, word, shift, raw, n_words
+        wb[p, len(b):] = b[-1]
+    rows = np.arange(P)[:, None]
+    xa = np.full((P, d), -np.inf)
+    xb = np.full((P, d), np.inf)
+    f = fast.astype(bool)
+    if f.any():
+        xa[f] = _first_float_reaching(u[f], r[f], lo[f])
+        xb[f] = _first_float_reaching(u[f], r[f], hi[f] + 1.0)
+    layout = (u, r, lo, hi, word, shift, raw, fast, idx, n_active,
+              np.ascontiguousarray(u[rows, idx]), np.ascontiguousarray(r[rows, idx]),
+              np.ascontiguousarray(lo[rows, idx]), pscale, xa, xb, wb,
+              np.ascontiguousarray(xmin, dtype=np.float64), _next_up(xmax))
+    return layout, n_words
+
+
+def _next_up(x):
+    with np.errstate(over="ignore"):
+        return np.nextafter(np.asarray(x, dtype=np.float64), np.inf)
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def _to_ordered(x):
+    """Monotone bijection float64 -> uint64 (-0.0 and +0.0 both map to 2**63)."""
+    b = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    neg = (b & _SIGN) != 0
+    return np.where(neg, _SIGN - (b & ~_SIGN), b + _SIGN)
+
+
+def _from_ordered(o):
+    neg = o < _SIGN
+    bits = np.where(neg, (_SIGN - o) | _SIGN, o - _SIGN)
+    return bits.view(np.float64)
+
+
+def _first_float_reaching(u, r, target):
+    """Smallest finite float64 x with floor((x - u) * r) >= target, elementwise (+inf if none).
+
+    The kernel's cell map x -> floor(fl(fl(x - u) * r)) is monotone non-decreasing over the
+    floats, so bisection over the ordered float64 bit patterns finds the exact boundary; NumPy's
+    float64 subtraction and multiplication are the same IEEE operations as the C kernel's.
+    """
+    big = np.finfo(np.float64).max
+
+    def reaches(o):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.floor((_from_ordered(o) - u) * r) >= target
+
+    lo_o = np.full(u.shape, _to_ordered(-big))   # invariant: reaches(hi_o); not reaches(< lo_o)
+    hi_o = np.full(u.shape, _to_ordered(big))
+    none = ~reaches(hi_o)
+    done = reaches(lo_o)
+    hi_o = np.where(done, lo_o, hi_o)
+    lo_o = np.where(done, lo_o, lo_o + np.uint64(1))  # now: not reaches(lo_o - 1)
+    for _ in range(70):
+        active = lo_o < hi_o
+        if not active.any():
+            break
+        mid = lo_o + (hi_o - lo_o) // np.uint64(2)
+        ok = reaches(mid)
+        hi_o = np.where(active & ok, mid, hi_o)
+        lo_o = np.where(active & ~ok, mid + np.uint64(1), lo_o)
+    out = _from_ordered(hi_o)
+    out[none] = np.inf
+    return out
 
 
 class RandomBinningFeatures(RandomFeaturesBase):
@@ -668,12 +752,9 @@ default="laplacian"
         bounds = np.empty((2, P, d), dtype=np.float64)
         _binning.cell_indices(ext, shifts, inv, bounds, 1)
         lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
-        fast, wb, scale, hip1, word, shift, raw, n_words = _key_layout(lo, hi)
-        layout = (shifts, inv, lo, hi, hip1, scale, wb, word, shift, raw, fast)
+        layout, n_words = _key_layout(shifts, inv, lo, hi, ext[0], ext[1])
         keys = np.empty((P, n, n_words), dtype=np.uint64)
-        n_out = _binning.row_keys(X, *layout, keys, n_thr)
-        if n_out:  # pragma: no cover - would be a bug (floor is monotone)
-            raise RuntimeError(f"internal error: {n_out} training cells outside their range")
+        _binning.row_keys(X, layout, keys, n_thr)
         assign = np.empty((n, P) if store_assign else (1, P), dtype=np.int32)
         key_list = _binning.fit_cells(keys, assign, bool(store_assign), n_thr)
         del keys
@@ -764,7 +845,7 @@ default="laplacian"
             return self._transform_hashed(X)
         n, P = X.shape[0], self.widths_.shape[0]
         cols = np.empty((n, P), dtype=np.int64)
-        _binning.lookup_columns(X, *self._layout, self._cell_keys, self._table_offsets,
+        _binning.lookup_columns(X, self._layout, self._cell_keys, self._table_offsets,
                                 self._table, cols, self._n_threads())
         seen = cols >= 0
         if seen.all():

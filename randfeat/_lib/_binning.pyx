@@ -71,34 +71,45 @@ cdef extern from *:
     double rf_cell(double x, double u, double r) noexcept nogil
 
 cdef extern from "binning.h" nogil:
-    int rf_key_fast_float(const float *x, Py_ssize_t d, const double *u, const double *r,
-                          const double *lo, const double *hip1, const double *scale,
-                          const int32_t *wb, Py_ssize_t n_words, double *buf,
-                          uint64_t *key, int check) noexcept
-    int rf_key_fast_double(const double *x, Py_ssize_t d, const double *u, const double *r,
-                           const double *lo, const double *hip1, const double *scale,
-                           const int32_t *wb, Py_ssize_t n_words, double *buf,
-                           uint64_t *key, int check) noexcept
+    void rf_key_fast_float(const float *x, const int32_t *idx, const double *u, const double *r,
+                           const double *lo, const double *scale, const int32_t *wb,
+                           Py_ssize_t n_words, uint64_t *key) noexcept
+    void rf_key_fast_double(const double *x, const int32_t *idx, const double *u,
+                            const double *r, const double *lo, const double *scale,
+                            const int32_t *wb, Py_ssize_t n_words, uint64_t *key) noexcept
+    int rf_in_box_float(const float *x, Py_ssize_t d, const double *xa, const double *xb) noexcept
+    int rf_in_box_double(const double *x, Py_ssize_t d, const double *xa,
+                         const double *xb) noexcept
 
 cdef uint64_t _HASH_SEED = 0x6a09e667f3bcc909ULL
 cdef uint64_t _GOLDEN = 0x9e3779b97f4a7c15ULL
 
 
 cdef struct Layout:
-    # every per-(grid, dimension) array is (P, d) C-contiguous; wb is (P, n_words + 1)
+    # per-(grid, dimension) arrays are (P, d) C-contiguous; wb is (P, n_words + 1)
     Py_ssize_t d
     Py_ssize_t n_words
+    # generic layout (any cell range), dimensions in input order
     const double *u          # shifts
     const double *r          # reciprocal pitches
     const double *lo         # lowest training cell coordinate
     const double *hi         # highest training cell coordinate
-    const double *hip1       # hi + 1 (fast grids)
-    const double *scale      # 2**bit offset of the dimension in its word (fast grids)
-    const int32_t *wb        # word w holds dimensions [wb[w], wb[w+1]) (fast grids)
-    const int32_t *word      # generic grids: word of the dimension
-    const int32_t *shift     # generic grids: bit offset in the word
-    const uint8_t *raw       # generic grids: 1 = the word holds the raw float64 bits of c
-    const uint8_t *fast      # (P,) 1 = fast packed layout
+    const int32_t *word      # word of the dimension
+    const int32_t *shift     # bit offset in the word
+    const uint8_t *raw       # 1 = the word holds the raw float64 bits of c
+    const uint8_t *fast      # (P,) 1 = fast packed layout (below)
+    # fast layout: slots permuted, active dimensions first (see binning.h)
+    const int32_t *idx       # input column of each slot
+    const int32_t *n_active  # (P,) number of active slots
+    const double *pu
+    const double *pr
+    const double *plo
+    const double *pscale     # 2**bit offset of the slot in its word
+    const double *xa         # (P, d) input order: x in the training box iff xa <= x < xb
+    const double *xb
+    const double *bb_lo      # (d,) training data bounding box [bb_lo, bb_hi): a row inside it
+    const double *bb_hi      # lies in the cell box of every grid (the cell map is monotone)
+    const int32_t *wb        # word w holds active slots [wb[w], wb[w+1])
 
 
 cdef inline bint _key_generic(const floating *x, const Layout *L, Py_ssize_t p,
@@ -120,18 +131,22 @@ cdef inline bint _key_generic(const floating *x, const Layout *L, Py_ssize_t p,
     return True
 
 
-cdef inline bint _key(const floating *x, const Layout *L, Py_ssize_t p, double *buf,
-                      uint64_t *key, int check=1) noexcept nogil:
+cdef inline bint _key(const floating *x, const Layout *L, Py_ssize_t p, uint64_t *key,
+                      int check=1) noexcept nogil:
+    """Key of x's cell in grid p; False (no key) when ``check`` and the cell is outside the box."""
     cdef Py_ssize_t o = p * L.d
     if L.fast[p]:
         if floating is float:
-            return rf_key_fast_float(x, L.d, L.u + o, L.r + o, L.lo + o, L.hip1 + o,
-                                     L.scale + o, L.wb + p * (L.n_words + 1), L.n_words, buf,
-                                     key, check)
+            if check and not rf_in_box_float(x, L.d, L.xa + o, L.xb + o):
+                return False
+            rf_key_fast_float(x, L.idx + o, L.pu + o, L.pr + o, L.plo + o, L.pscale + o,
+                              L.wb + p * (L.n_words + 1), L.n_words, key)
         else:
-            return rf_key_fast_double(x, L.d, L.u + o, L.r + o, L.lo + o, L.hip1 + o,
-                                      L.scale + o, L.wb + p * (L.n_words + 1), L.n_words, buf,
-                                      key, check)
+            if check and not rf_in_box_double(x, L.d, L.xa + o, L.xb + o):
+                return False
+            rf_key_fast_double(x, L.idx + o, L.pu + o, L.pr + o, L.plo + o, L.pscale + o,
+                               L.wb + p * (L.n_words + 1), L.n_words, key)
+        return True
     return _key_generic(x, L, p, key)
 
 
@@ -151,11 +166,28 @@ cdef inline bint _equal(const uint64_t *a, const uint64_t *b, Py_ssize_t n_words
     return True
 
 
-cdef Layout _layout(const double[:, ::1] u, const double[:, ::1] r, const double[:, ::1] lo,
-                    const double[:, ::1] hi, const double[:, ::1] hip1,
-                    const double[:, ::1] scale, const int32_t[:, ::1] wb,
-                    const int32_t[:, ::1] word, const int32_t[:, ::1] shift,
-                    const uint8_t[:, ::1] raw, const uint8_t[::1] fast):
+cdef Layout _layout(tuple layout) except *:
+    """Layout from the Python tuple (u, r, lo, hi, word, shift, raw, fast, idx, n_active, pu, pr,
+    plo, pscale, xa, xb, wb, bb_lo, bb_hi) built by randfeat.binning._key_layout (arrays kept alive by it)."""
+    cdef const double[:, ::1] u = layout[0]
+    cdef const double[:, ::1] r = layout[1]
+    cdef const double[:, ::1] lo = layout[2]
+    cdef const double[:, ::1] hi = layout[3]
+    cdef const int32_t[:, ::1] word = layout[4]
+    cdef const int32_t[:, ::1] shift = layout[5]
+    cdef const uint8_t[:, ::1] raw = layout[6]
+    cdef const uint8_t[::1] fast = layout[7]
+    cdef const int32_t[:, ::1] idx = layout[8]
+    cdef const int32_t[::1] n_active = layout[9]
+    cdef const double[:, ::1] pu = layout[10]
+    cdef const double[:, ::1] pr = layout[11]
+    cdef const double[:, ::1] plo = layout[12]
+    cdef const double[:, ::1] pscale = layout[13]
+    cdef const double[:, ::1] xa = layout[14]
+    cdef const double[:, ::1] xb = layout[15]
+    cdef const int32_t[:, ::1] wb = layout[16]
+    cdef const double[::1] bb_lo = layout[17]
+    cdef const double[::1] bb_hi = layout[18]
     cdef Layout L
     L.d = u.shape[1]
     L.n_words = wb.shape[1] - 1
@@ -163,13 +195,21 @@ cdef Layout _layout(const double[:, ::1] u, const double[:, ::1] r, const double
     L.r = &r[0, 0]
     L.lo = &lo[0, 0]
     L.hi = &hi[0, 0]
-    L.hip1 = &hip1[0, 0]
-    L.scale = &scale[0, 0]
-    L.wb = &wb[0, 0]
     L.word = &word[0, 0]
     L.shift = &shift[0, 0]
     L.raw = &raw[0, 0]
     L.fast = &fast[0]
+    L.idx = &idx[0, 0]
+    L.n_active = &n_active[0]
+    L.pu = &pu[0, 0]
+    L.pr = &pr[0, 0]
+    L.plo = &plo[0, 0]
+    L.pscale = &pscale[0, 0]
+    L.xa = &xa[0, 0]
+    L.xb = &xb[0, 0]
+    L.wb = &wb[0, 0]
+    L.bb_lo = &bb_lo[0]
+    L.bb_hi = &bb_hi[0]
     return L
 
 
@@ -214,36 +254,20 @@ def hashed_columns(const floating[:, ::1] X, const double[:, ::1] shifts,
                         &out[i, 0])
 
 
-def row_keys(const floating[:, ::1] X, const double[:, ::1] u, const double[:, ::1] r,
-             const double[:, ::1] lo, const double[:, ::1] hi, const double[:, ::1] hip1,
-             const double[:, ::1] scale, const int32_t[:, ::1] wb, const int32_t[:, ::1] word,
-             const int32_t[:, ::1] shift, const uint8_t[:, ::1] raw, const uint8_t[::1] fast,
-             uint64_t[:, :, ::1] keys, int n_threads):
+def row_keys(const floating[:, ::1] X, tuple layout, uint64_t[:, :, ::1] keys, int n_threads):
     """keys[p, i, :] = packed key of training row i's cell in grid p (rows in parallel).
 
-    Returns the number of (row, grid) keys outside the training box (0 for training data).
+    Training rows lie in the box of their own cells, so no range check is made.
     """
-    cdef Layout L = _layout(u, r, lo, hi, hip1, scale, wb, word, shift, raw, fast)
-    cdef Py_ssize_t i, p, n = X.shape[0], P = u.shape[0], W = L.n_words
-    cdef Py_ssize_t n_bad = 0
+    cdef Layout L = _layout(layout)
+    cdef Py_ssize_t i, p, n = X.shape[0], P = keys.shape[0]
     cdef int n_thr = max(1, min(n_threads, <int>max(n, 1)))
-    cdef int tid
-    cdef double *buf
     if n == 0:
-        return 0
-    buf = <double *>malloc(n_thr * max(L.d, 1) * sizeof(double))
-    if buf == NULL:
-        raise MemoryError("RandomBinningFeatures: could not allocate row scratch")
-    try:
-        with nogil:
-            for i in prange(n, schedule="static", num_threads=n_thr):
-                tid = omp_get_thread_num()
-                for p in range(P):
-                    if not _key(&X[i, 0], &L, p, buf + tid * L.d, &keys[p, i, 0], 0):
-                        n_bad += 1
-    finally:
-        free(buf)
-    return n_bad
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_thr):
+            for p in range(P):
+                _key(&X[i, 0], &L, p, &keys[p, i, 0], 0)
 
 
 cdef Py_ssize_t _insert_grid(const uint64_t *keys, Py_ssize_t n, Py_ssize_t W,
@@ -376,14 +400,18 @@ def build_tables(const uint64_t[:, ::1] keys, const int64_t[::1] col_offsets,
 
 cdef inline void _lookup_row(const floating *x, const Layout *L, Py_ssize_t P,
                              const uint64_t *keys, const int64_t *table_offsets,
-                             const int64_t *table, double *buf, uint64_t *k,
-                             int64_t *out) noexcept nogil:
+                             const int64_t *table, uint64_t *k, int64_t *out) noexcept nogil:
     cdef Py_ssize_t p, off, W = L.n_words
     cdef uint64_t mask, slot
     cdef int64_t c
+    cdef int check
+    if floating is float:
+        check = not rf_in_box_float(x, L.d, L.bb_lo, L.bb_hi)
+    else:
+        check = not rf_in_box_double(x, L.d, L.bb_lo, L.bb_hi)
     for p in range(P):
         out[p] = -1
-        if not _key(x, L, p, buf, k):
+        if not _key(x, L, p, k, check):
             continue
         off = table_offsets[p]
         mask = <uint64_t>(table_offsets[p + 1] - off - 1)
@@ -398,36 +426,28 @@ cdef inline void _lookup_row(const floating *x, const Layout *L, Py_ssize_t P,
             slot = (slot + 1) & mask
 
 
-def lookup_columns(const floating[:, ::1] X, const double[:, ::1] u, const double[:, ::1] r,
-                   const double[:, ::1] lo, const double[:, ::1] hi, const double[:, ::1] hip1,
-                   const double[:, ::1] scale, const int32_t[:, ::1] wb,
-                   const int32_t[:, ::1] word, const int32_t[:, ::1] shift,
-                   const uint8_t[:, ::1] raw, const uint8_t[::1] fast,
-                   const uint64_t[:, ::1] keys, const int64_t[::1] table_offsets,
-                   const int64_t[::1] table, int64_t[:, ::1] out, int n_threads):
+def lookup_columns(const floating[:, ::1] X, tuple layout, const uint64_t[:, ::1] keys,
+                   const int64_t[::1] table_offsets, const int64_t[::1] table,
+                   int64_t[:, ::1] out, int n_threads):
     """out[i, p] = global column of X[i]'s cell in grid p, or -1 if that cell was not seen in fit."""
-    cdef Layout L = _layout(u, r, lo, hi, hip1, scale, wb, word, shift, raw, fast)
-    cdef Py_ssize_t i, n = X.shape[0], P = u.shape[0], W = L.n_words
+    cdef Layout L = _layout(layout)
+    cdef Py_ssize_t i, n = X.shape[0], P = out.shape[1], W = L.n_words
     cdef int n_thr = max(1, min(n_threads, <int>max(n, 1)))
     cdef int tid
     cdef uint64_t *kbuf
-    cdef double *buf
     if n == 0:
         return
     if keys.shape[0] == 0:
         out[:, :] = -1
         return
     kbuf = <uint64_t *>malloc(n_thr * W * sizeof(uint64_t))
-    buf = <double *>malloc(n_thr * max(L.d, 1) * sizeof(double))
-    if kbuf == NULL or buf == NULL:
-        free(kbuf); free(buf)
+    if kbuf == NULL:
         raise MemoryError("RandomBinningFeatures.transform: could not allocate key scratch")
     try:
         with nogil:
             for i in prange(n, schedule="static", num_threads=n_thr):
                 tid = omp_get_thread_num()
                 _lookup_row(&X[i, 0], &L, P, &keys[0, 0], &table_offsets[0], &table[0],
-                            buf + tid * L.d, kbuf + tid * W, &out[i, 0])
+                            kbuf + tid * W, &out[i, 0])
     finally:
         free(kbuf)
-        free(buf)

@@ -3,12 +3,12 @@
  * Cell coordinate of x in one (grid, dimension): t = (x - u) * r, c = floor(t), r = 1/pitch.
  *
  * "Fast" packed keys (grids whose training cell range is below 2**50 in every dimension): the
- * offset c - lo (an integer in [0, 2**bits)) of every dimension m is multiplied by 2**shift_m and
- * summed, per 64-bit key word, in float64.  Every term and every partial sum is an integer below
+ * offset c - lo (an integer in [0, 2**bits)) of every active dimension m is multiplied by
+ * 2**shift_m and summed, per 64-bit key word, in float64.  Every term and every partial sum is an integer below
  * 2**52, so the sums are exact in any order and the word is converted losslessly to uint64.
  * The floor uses the round-to-nearest trick (t + 1.5*2**52) - 1.5*2**52, exact for |t| < 2**51,
- * and only after checking lo <= t < hi + 1 (else the cell lies outside the training box and the
- * function returns 0, "unseen").  Results are identical to floor() for every input: the code is
+ * on rows known to lie in the training box (lo <= c <= hi in every dimension; else the cell is
+ * "unseen" and no key is computed).  Results are identical to floor() for every input: the code is
  * exact IEEE arithmetic, so SIMD or scalar evaluation and any thread count give the same bits.
  *
  * Floating-point contraction (FMA) would change the rounding of t on FMA targets: it is
@@ -28,44 +28,50 @@
 
 #define RF_BIN_MAGIC 6755399441055744.0 /* 1.5 * 2**52 */
 
+/* Parameters of grid p are permuted so that its n_active "active" dimensions (more than one
+   training cell) come first, in their original order, followed by the inactive ones (a single
+   training cell, contributing 0 to the key).  idx[j] is the input column of slot j.  Word w of
+   the key holds active slots [wb[w], wb[w+1]).  The row must lie in the training box of the
+   grid (training rows do; for new rows check with rf_in_box first), so inactive dimensions are
+   skipped entirely. */
 #define RF_DEFINE_KEY_FAST(NAME, T)                                                            \
-int NAME(const T *x, ptrdiff_t d, const double *u, const double *r,                            \
-         const double *lo, const double *hip1, const double *scale,                           \
-         const int32_t *wb, ptrdiff_t n_words, double *buf, uint64_t *key, int check)         \
+static void NAME(const T *x, const int32_t *idx, const double *u, const double *r,             \
+                 const double *lo, const double *scale, const int32_t *wb, ptrdiff_t n_words,  \
+                 uint64_t *key)                                                                \
 {                                                                                              \
-    int bad = 0;                                                                               \
-    ptrdiff_t m, w;                                                                            \
-    if (check) {                                                                               \
-        for (m = 0; m < d; ++m) {                                                              \
-            double t = ((double)x[m] - u[m]) * r[m];                                           \
-            double f;                                                                          \
-            bad |= (t < lo[m]) | (t >= hip1[m]);                                               \
-            f = (t + RF_BIN_MAGIC) - RF_BIN_MAGIC;                                             \
-            f = (f > t) ? f - 1.0 : f;                                                         \
-            buf[m] = (f - lo[m]) * scale[m];                                                   \
-        }                                                                                      \
-        if (bad) return 0;                                                                     \
-    } else {                                                                                   \
-        for (m = 0; m < d; ++m) {                                                              \
-            double t = ((double)x[m] - u[m]) * r[m];                                           \
+    ptrdiff_t j, w;                                                                            \
+    for (w = 0; w < n_words; ++w) {                                                            \
+        double a0 = 0.0, a1 = 0.0;                                                             \
+        ptrdiff_t e = wb[w + 1];                                                               \
+        for (j = wb[w]; j < e; ++j) {                                                          \
+            double t = ((double)x[idx[j]] - u[j]) * r[j];                                      \
             double f = (t + RF_BIN_MAGIC) - RF_BIN_MAGIC;                                      \
             f = (f > t) ? f - 1.0 : f;                                                         \
-            buf[m] = (f - lo[m]) * scale[m];                                                   \
+            if (j & 1) a1 += (f - lo[j]) * scale[j]; else a0 += (f - lo[j]) * scale[j];        \
         }                                                                                      \
+        key[w] = (uint64_t)(int64_t)(a0 + a1);                                                 \
     }                                                                                          \
-    for (w = 0; w < n_words; ++w) {                                                            \
-        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;                                         \
-        ptrdiff_t s = wb[w], e = wb[w + 1];                                                    \
-        for (m = s; m + 4 <= e; m += 4) {                                                      \
-            a0 += buf[m]; a1 += buf[m + 1]; a2 += buf[m + 2]; a3 += buf[m + 3];                \
-        }                                                                                      \
-        for (; m < e; ++m) a0 += buf[m];                                                       \
-        key[w] = (uint64_t)(int64_t)((a0 + a1) + (a2 + a3));                                   \
-    }                                                                                          \
-    return 1;                                                                                  \
 }
 
-static RF_DEFINE_KEY_FAST(rf_key_fast_float, float)
-static RF_DEFINE_KEY_FAST(rf_key_fast_double, double)
+/* 1 when xa[m] <= x[m] < xb[m] for every m: [xa, xb) is the exact set of float64 inputs whose
+   cell coordinate floor((x - u) * r) lies in the training range [lo, hi] (computed in Python by
+   bisection over the floats, the map being monotone), so this equals the range check on the
+   cell coordinates, with 2 comparisons per dimension and no arithmetic. */
+#define RF_DEFINE_IN_BOX(NAME, T)                                                              \
+static int NAME(const T *x, ptrdiff_t d, const double *xa, const double *xb)                   \
+{                                                                                              \
+    int bad = 0;                                                                               \
+    ptrdiff_t m;                                                                               \
+    for (m = 0; m < d; ++m) {                                                                  \
+        double v = (double)x[m];                                                               \
+        bad |= (v < xa[m]) | (v >= xb[m]);                                                     \
+    }                                                                                          \
+    return !bad;                                                                               \
+}
+
+RF_DEFINE_KEY_FAST(rf_key_fast_float, float)
+RF_DEFINE_KEY_FAST(rf_key_fast_double, double)
+RF_DEFINE_IN_BOX(rf_in_box_float, float)
+RF_DEFINE_IN_BOX(rf_in_box_double, double)
 
 #endif
