@@ -753,18 +753,16 @@ default="laplacian"
         _binning.cell_indices(ext, shifts, inv, bounds, 1)
         lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
         layout, n_words = _key_layout(shifts, inv, lo, hi, ext[0], ext[1])
-        keys = np.empty((P, n, n_words), dtype=np.uint64)
-        _binning.row_keys(X, layout, keys, n_thr)
+        row_keys = np.empty((P, n, n_words), dtype=np.uint64)
+        _binning.row_keys(X, layout, row_keys, n_thr)
         assign = np.empty((n, P) if store_assign else (1, P), dtype=np.int32)
-        key_list = _binning.fit_cells(keys, assign, bool(store_assign), n_thr)
-        del keys
-        n_cells = np.array([k.shape[0] for k in key_list], dtype=np.int64)
+        keys, n_cells = _binning.fit_cells(row_keys, assign, bool(store_assign), n_thr)
+        del row_keys
         col_offsets = np.zeros(P + 1, dtype=np.int64)
         np.cumsum(n_cells, out=col_offsets[1:])
         caps = np.maximum(2, 2 ** np.ceil(np.log2(np.maximum(2 * n_cells, 2))).astype(np.int64))
         table_offsets = np.zeros(P + 1, dtype=np.int64)
         np.cumsum(caps, out=table_offsets[1:])
-        keys = np.ascontiguousarray(np.concatenate(key_list, axis=0))
         table = np.full(int(table_offsets[-1]), -1, dtype=np.int64)
         _binning.build_tables(keys, col_offsets, table_offsets, table, n_thr)
         self._layout = layout
@@ -802,7 +800,7 @@ default="laplacian"
         if assign is None:
             return self._transform_hashed(X)
         cols = assign.astype(self._index_dtype(), copy=False)
-        cols += self.column_offsets_[:-1].astype(cols.dtype)[None, :]
+        cols += self.column_offsets_[:-1].astype(cols.dtype)[None, :]  # local -> global
         return self._csr_full(cols, X.dtype)
 
     # -- transform -------------------------------------------------------------------------------
@@ -821,10 +819,10 @@ default="laplacian"
 
     def _transform_hashed(self, X):
         n, P = X.shape[0], self.widths_.shape[0]
-        cols = np.empty((n, P), dtype=np.int64)
+        cols = np.empty((n, P), dtype=self._index_dtype())
         _binning.hashed_columns(X, self.shifts_, self._inv_widths, np.uint64(self.hash_salt_),
                                 np.uint64(self.hash_size), cols, self._n_threads())
-        return self._csr_full(cols.astype(self._index_dtype(), copy=False), X.dtype)
+        return self._csr_full(cols, X.dtype)
 
     def transform(self, X):
         """Sparse random binning features of ``X``.
@@ -844,16 +842,15 @@ default="laplacian"
         if self.hash_size is not None:
             return self._transform_hashed(X)
         n, P = X.shape[0], self.widths_.shape[0]
-        cols = np.empty((n, P), dtype=np.int64)
-        _binning.lookup_columns(X, self._layout, self._cell_keys, self._table_offsets,
-                                self._table, cols, self._n_threads())
+        cols = np.empty((n, P), dtype=self._index_dtype())
+        n_unseen = _binning.lookup_columns(X, self._layout, self._cell_keys, self._table_offsets,
+                                           self._table, cols, self._n_threads())
+        if n_unseen == 0:
+            return self._csr_full(cols, X.dtype)
         seen = cols >= 0
-        if seen.all():
-            return self._csr_full(cols.astype(self._index_dtype(), copy=False), X.dtype)
-        counts = seen.sum(axis=1)
         indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        indices = cols[seen].astype(self._index_dtype(), copy=False)
+        np.cumsum(seen.sum(axis=1), out=indptr[1:])
+        indices = cols[seen]
         data = np.full(indices.shape[0], 1.0 / math.sqrt(P), dtype=X.dtype)
         Z = sp.csr_matrix((data, indices, indptr), shape=(n, self.n_columns_))
         Z.has_sorted_indices = True

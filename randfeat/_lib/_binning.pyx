@@ -25,7 +25,7 @@ dimension cannot have been seen in ``fit`` and is reported as unseen without a l
 from cython cimport floating
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from randfeat._lib._openmp cimport omp_get_thread_num
@@ -80,6 +80,10 @@ cdef extern from "binning.h" nogil:
     int rf_in_box_float(const float *x, Py_ssize_t d, const double *xa, const double *xb) noexcept
     int rf_in_box_double(const double *x, Py_ssize_t d, const double *xa,
                          const double *xb) noexcept
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
 cdef uint64_t _HASH_SEED = 0x6a09e667f3bcc909ULL
 cdef uint64_t _GOLDEN = 0x9e3779b97f4a7c15ULL
@@ -228,7 +232,7 @@ def cell_indices(const floating[:, ::1] X, const double[:, ::1] shifts,
 
 cdef inline void _hashed_row(const floating *x, Py_ssize_t d, Py_ssize_t P,
                              const double *shifts, const double *inv_widths, uint64_t salt,
-                             uint64_t K, int64_t *out) noexcept nogil:
+                             uint64_t K, index_t *out) noexcept nogil:
     cdef Py_ssize_t p, m
     cdef uint64_t h
     for p in range(P):
@@ -236,12 +240,12 @@ cdef inline void _hashed_row(const floating *x, Py_ssize_t d, Py_ssize_t P,
         for m in range(d):
             h = rf_mix64(h ^ rf_double_bits(rf_cell(<double>x[m], shifts[p * d + m],
                                                     inv_widths[p * d + m])))
-        out[p] = <int64_t>p * <int64_t>K + <int64_t>(h % K)
+        out[p] = <index_t>(<int64_t>p * <int64_t>K + <int64_t>(h % K))
 
 
 def hashed_columns(const floating[:, ::1] X, const double[:, ::1] shifts,
                    const double[:, ::1] inv_widths, uint64_t salt, uint64_t hash_size,
-                   int64_t[:, ::1] out, int n_threads):
+                   index_t[:, ::1] out, int n_threads):
     """out[i, p] = p * K + (hash(salt, p, full cell vector of X[i] in grid p) mod K)."""
     cdef Py_ssize_t i
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], P = shifts.shape[0]
@@ -305,73 +309,86 @@ cdef Py_ssize_t _insert_grid(const uint64_t *keys, Py_ssize_t n, Py_ssize_t W,
     return n_cells
 
 
+cdef void _collect(const uint64_t *keys, Py_ssize_t W, const int32_t *first, Py_ssize_t nc,
+                   uint64_t *dst) noexcept nogil:
+    cdef Py_ssize_t c, w
+    for c in range(nc):
+        for w in range(W):
+            dst[c * W + w] = keys[(<Py_ssize_t>first[c]) * W + w]
+
+
 def fit_cells(const uint64_t[:, :, ::1] keys, int32_t[:, ::1] assign, bint store_assign,
               int n_threads):
     """Occupied cells of every grid from its row keys, grids spread over threads.
 
-    ``keys`` is (P, n, W).  Returns a list of P uint64 arrays of shape (n_cells_p, W): the
-    distinct keys in column (first-seen) order.  When ``store_assign``, ``assign[i, p]``
-    receives the local column of row i in grid p.  Each grid is processed sequentially by one
-    thread, so the result is identical for every thread count.
+    ``keys`` is (P, n, W).  Returns ``(cell_keys, n_cells)``: the distinct keys of all grids,
+    (sum n_cells, W) uint64, grid after grid, each grid's in column (first-seen) order.  When
+    ``store_assign``, ``assign[i, p]`` receives the local column of row i in grid p.  Each grid
+    is processed sequentially by one thread, so the result is identical for every thread count.
     """
     import numpy as np
     cdef Py_ssize_t P = keys.shape[0], n = keys.shape[1], W = keys.shape[2]
-    cdef Py_ssize_t p, t, c, cap = 2
+    cdef Py_ssize_t p, t, cap = 2, total = 0
     cdef int n_thr = max(1, min(n_threads, <int>P))
     cdef int tid
-    cdef bint failed = False
     cdef Py_ssize_t nc
     cdef int32_t *arow
     while cap < 2 * n:
         cap *= 2
     cdef uint64_t mask = <uint64_t>(cap - 1)
-    cdef int32_t **tables = <int32_t **>malloc(n_thr * sizeof(int32_t *))
-    cdef int32_t **firsts = <int32_t **>malloc(P * sizeof(int32_t *))
-    cdef uint64_t **hashbufs = <uint64_t **>malloc(n_thr * sizeof(uint64_t *))
-    cdef Py_ssize_t *counts = <Py_ssize_t *>malloc(P * sizeof(Py_ssize_t))
-    if tables == NULL or firsts == NULL or hashbufs == NULL or counts == NULL:
-        free(tables); free(firsts); free(hashbufs); free(counts)
-        raise MemoryError("RandomBinningFeatures.fit: could not allocate the cell tables")
-    for t in range(n_thr):
-        tables[t] = <int32_t *>malloc(cap * sizeof(int32_t))
-        hashbufs[t] = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
-        if tables[t] == NULL or hashbufs[t] == NULL:
-            failed = True
-    for p in range(P):
-        firsts[p] = <int32_t *>malloc(max(n, 1) * sizeof(int32_t))
-        counts[p] = 0
-        if firsts[p] == NULL:
-            failed = True
+    cdef int32_t **tables = <int32_t **>calloc(n_thr, sizeof(int32_t *))
+    cdef int32_t **firsts = <int32_t **>calloc(n_thr, sizeof(int32_t *))
+    cdef uint64_t **hashbufs = <uint64_t **>calloc(n_thr, sizeof(uint64_t *))
+    cdef uint64_t **results = <uint64_t **>calloc(P, sizeof(uint64_t *))
+    cdef Py_ssize_t *counts = <Py_ssize_t *>calloc(P, sizeof(Py_ssize_t))
+    cdef uint64_t[:, ::1] out_view
     try:
-        if failed:
-            raise MemoryError("RandomBinningFeatures.fit: could not allocate the cell tables "
-                              f"for {n} samples")
+        if tables == NULL or firsts == NULL or hashbufs == NULL or results == NULL or \
+                counts == NULL:
+            raise MemoryError("RandomBinningFeatures.fit: could not allocate the cell tables")
+        for t in range(n_thr):
+            tables[t] = <int32_t *>malloc(cap * sizeof(int32_t))
+            firsts[t] = <int32_t *>malloc(max(n, 1) * sizeof(int32_t))
+            hashbufs[t] = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+            if tables[t] == NULL or firsts[t] == NULL or hashbufs[t] == NULL:
+                raise MemoryError("RandomBinningFeatures.fit: could not allocate the cell "
+                                  f"tables for {n} samples")
         with nogil:
             for p in prange(P, schedule="static", num_threads=n_thr):
                 tid = omp_get_thread_num()
                 arow = &assign[0, p] if store_assign else NULL
-                nc = _insert_grid(&keys[p, 0, 0], n, W, tables[tid], mask, firsts[p],
+                nc = _insert_grid(&keys[p, 0, 0], n, W, tables[tid], mask, firsts[tid],
                                   hashbufs[tid], arow, assign.shape[1])
                 counts[p] = nc
-        out = []
+                results[p] = <uint64_t *>malloc(max(nc, 1) * W * sizeof(uint64_t))
+                if results[p] != NULL:
+                    _collect(&keys[p, 0, 0], W, firsts[tid], nc, results[p])
         for p in range(P):
-            arr = np.empty((counts[p], W), dtype=np.uint64)
-            _gather_keys(arr, keys[p], firsts[p])
-            out.append(arr)
-        return out
+            if results[p] == NULL:
+                raise MemoryError("RandomBinningFeatures.fit: could not allocate the cell keys")
+            total += counts[p]
+        out = np.empty((max(total, 1), W), dtype=np.uint64)
+        n_cells = np.empty(P, dtype=np.int64)
+        out_view = out
+        total = 0
+        for p in range(P):
+            if counts[p] > 0:
+                memcpy(&out_view[total, 0], results[p], counts[p] * W * sizeof(uint64_t))
+            total += counts[p]
+            n_cells[p] = counts[p]
+        return out[:total], n_cells
     finally:
         for t in range(n_thr):
-            free(tables[t]); free(hashbufs[t])
-        for p in range(P):
-            free(firsts[p])
-        free(tables); free(firsts); free(hashbufs); free(counts)
-
-
-cdef void _gather_keys(uint64_t[:, ::1] out, const uint64_t[:, ::1] keys, const int32_t *first):
-    cdef Py_ssize_t c, w
-    for c in range(out.shape[0]):
-        for w in range(out.shape[1]):
-            out[c, w] = keys[first[c], w]
+            if tables != NULL:
+                free(tables[t])
+            if firsts != NULL:
+                free(firsts[t])
+            if hashbufs != NULL:
+                free(hashbufs[t])
+        if results != NULL:
+            for p in range(P):
+                free(results[p])
+        free(tables); free(firsts); free(hashbufs); free(results); free(counts)
 
 
 def build_tables(const uint64_t[:, ::1] keys, const int64_t[::1] col_offsets,
@@ -398,10 +415,12 @@ def build_tables(const uint64_t[:, ::1] keys, const int64_t[::1] col_offsets,
                 table[table_offsets[p] + <Py_ssize_t>slot] = c
 
 
-cdef inline void _lookup_row(const floating *x, const Layout *L, Py_ssize_t P,
-                             const uint64_t *keys, const int64_t *table_offsets,
-                             const int64_t *table, uint64_t *k, int64_t *out) noexcept nogil:
-    cdef Py_ssize_t p, off, W = L.n_words
+cdef inline Py_ssize_t _lookup_row(const floating *x, const Layout *L, Py_ssize_t P,
+                                   const uint64_t *keys, const int64_t *table_offsets,
+                                   const int64_t *table, uint64_t *k,
+                                   index_t *out) noexcept nogil:
+    """Columns of x's cells (-1 when unseen); returns the number of unseen cells."""
+    cdef Py_ssize_t p, off, W = L.n_words, n_unseen = 0
     cdef uint64_t mask, slot
     cdef int64_t c
     cdef int check
@@ -411,35 +430,42 @@ cdef inline void _lookup_row(const floating *x, const Layout *L, Py_ssize_t P,
         check = not rf_in_box_double(x, L.d, L.bb_lo, L.bb_hi)
     for p in range(P):
         out[p] = -1
-        if not _key(x, L, p, k, check):
-            continue
-        off = table_offsets[p]
-        mask = <uint64_t>(table_offsets[p + 1] - off - 1)
-        slot = _hash_words(k, W) & mask
-        while True:
-            c = table[off + <Py_ssize_t>slot]
-            if c < 0:
-                break
-            if _equal(keys + c * W, k, W):
-                out[p] = c
-                break
-            slot = (slot + 1) & mask
+        if _key(x, L, p, k, check):
+            off = table_offsets[p]
+            mask = <uint64_t>(table_offsets[p + 1] - off - 1)
+            slot = _hash_words(k, W) & mask
+            while True:
+                c = table[off + <Py_ssize_t>slot]
+                if c < 0:
+                    break
+                if _equal(keys + c * W, k, W):
+                    out[p] = <index_t>c
+                    break
+                slot = (slot + 1) & mask
+        if out[p] < 0:
+            n_unseen = n_unseen + 1
+    return n_unseen
 
 
 def lookup_columns(const floating[:, ::1] X, tuple layout, const uint64_t[:, ::1] keys,
                    const int64_t[::1] table_offsets, const int64_t[::1] table,
-                   int64_t[:, ::1] out, int n_threads):
-    """out[i, p] = global column of X[i]'s cell in grid p, or -1 if that cell was not seen in fit."""
+                   index_t[:, ::1] out, int n_threads):
+    """out[i, p] = global column of X[i]'s cell in grid p, or -1 if that cell was not seen in fit.
+
+    Rows inside the training bounding box skip the per-grid range checks (their cells lie in
+    every grid's training box).  Returns the number of unseen (row, grid) cells.
+    """
     cdef Layout L = _layout(layout)
     cdef Py_ssize_t i, n = X.shape[0], P = out.shape[1], W = L.n_words
+    cdef Py_ssize_t n_unseen = 0
     cdef int n_thr = max(1, min(n_threads, <int>max(n, 1)))
     cdef int tid
     cdef uint64_t *kbuf
     if n == 0:
-        return
+        return 0
     if keys.shape[0] == 0:
         out[:, :] = -1
-        return
+        return n * P
     kbuf = <uint64_t *>malloc(n_thr * W * sizeof(uint64_t))
     if kbuf == NULL:
         raise MemoryError("RandomBinningFeatures.transform: could not allocate key scratch")
@@ -447,7 +473,8 @@ def lookup_columns(const floating[:, ::1] X, tuple layout, const uint64_t[:, ::1
         with nogil:
             for i in prange(n, schedule="static", num_threads=n_thr):
                 tid = omp_get_thread_num()
-                _lookup_row(&X[i, 0], &L, P, &keys[0, 0], &table_offsets[0], &table[0],
-                            kbuf + tid * W, &out[i, 0])
+                n_unseen += _lookup_row(&X[i, 0], &L, P, &keys[0, 0], &table_offsets[0],
+                                        &table[0], kbuf + tid * W, &out[i, 0])
     finally:
         free(kbuf)
+    return n_unseen
