@@ -444,46 +444,55 @@ def _key_layout(u, r, lo, hi, xmin, xmax):
     with np.errstate(over="ignore", invalid="ignore"):
         small = (np.abs(lo) < _FAST_LIMIT) & (np.abs(hi) < _FAST_LIMIT) & \
             ((hi - lo) < _FAST_LIMIT)
+        span = np.where(small, hi - lo, 0.0)  # exact integers below 2**50
     fast = small.all(axis=1).astype(np.uint8)
-    bits = np.full((P, d), 64, dtype=np.int64)
-    for p, m in zip(*np.nonzero(small)):
-        bits[p, m] = int(hi[p, m] - lo[p, m]).bit_length()  # exact: both below 2**50
+    # bit_length of the integer span: frexp is exact (span = m * 2**e, 0.5 <= m < 1)
+    bits = np.where(span > 0, np.frexp(span)[1], 0).astype(np.int64)
+    bits[~small] = 64
     word = np.zeros((P, d), dtype=np.int32)
     shift = np.zeros((P, d), dtype=np.int32)
     raw = (~small).astype(np.uint8)
-    idx = np.tile(np.arange(d, dtype=np.int32), (P, 1))
-    n_active = np.zeros(P, dtype=np.int32)
+    # fast grids: active dimensions first (stable: input order kept), packed greedily into words
+    # of at most 52 bits; vectorised over grids, one pass over the dimensions
+    idx = np.argsort(bits == 0, axis=1, kind="stable").astype(np.int32)
+    sorted_bits = np.take_along_axis(bits, idx.astype(np.intp), axis=1)
+    n_active = (bits > 0).sum(axis=1).astype(np.int32)
     pscale = np.ones((P, d), dtype=np.float64)
-    bounds = []
-    for p in range(P):
-        if fast[p]:
-            active = np.flatnonzero(bits[p] > 0)
-            order = np.concatenate([active, np.flatnonzero(bits[p] == 0)]).astype(np.int32)
-            idx[p] = order
-            n_active[p] = active.size
-            w, used, starts = 0, 0, [0]
-            for j, m in enumerate(active):
-                b = int(bits[p, m])
-                if used + b > _FAST_WORD_BITS:
-                    w, used = w + 1, 0
-                    starts.append(j)
-                pscale[p, j] = float(2 ** used)
-                used += b
-            bounds.append(starts + [active.size])
-        else:
-            w, used = 0, 0
-            for m in range(d):
-                b = int(bits[p, m])
-                if used + b > 64:
-                    w, used = w + 1, 0
-                word[p, m], shift[p, m] = w, used
-                used += b
-            bounds.append([0] * (w + 2))
-    n_words = max(len(b) - 1 for b in bounds)
+    used = np.zeros(P, dtype=np.int64)
+    wcount = np.zeros(P, dtype=np.int64)
+    starts = []  # (grid, word, slot) of every word start after the first
+    for j in range(d):
+        b = sorted_bits[:, j]
+        act = b > 0
+        new = act & (used + b > _FAST_WORD_BITS)
+        if new.any():
+            wcount[new] += 1
+            used[new] = 0
+            g = np.flatnonzero(new)
+            starts.append((g, wcount[g], np.full(g.size, j)))
+        pscale[act, j] = np.ldexp(1.0, used[act])
+        used[act] += b[act]
+    n_words_p = wcount + 1
+    # generic grids (rare: cells beyond 2**50): 64-bit words in input order
+    for p in np.flatnonzero(fast == 0):
+        idx[p] = np.arange(d, dtype=np.int32)
+        n_active[p] = d
+        w, u_bits = 0, 0
+        for m in range(d):
+            b = int(bits[p, m])
+            if u_bits + b > 64:
+                w, u_bits = w + 1, 0
+            word[p, m], shift[p, m] = w, u_bits
+            u_bits += b
+        n_words_p[p] = w + 1
+    n_words = int(n_words_p.max())
     wb = np.zeros((P, n_words + 1), dtype=np.int32)
-    for p, b in enumerate(bounds):
-        wb[p, :len(b)] = b
-        wb[p, len(b):] = b[-1]
+    for g, w, j in starts:
+        keep = fast[g] == 1
+        wb[g[keep], w[keep]] = j[keep]
+    # the end of each grid's last word (and of the unused trailing words) is n_active
+    last = np.arange(n_words + 1)[None, :] >= n_words_p[:, None]
+    wb[last] = np.broadcast_to(n_active[:, None], wb.shape)[last]
     rows = np.arange(P)[:, None]
     xa = np.full((P, d), -np.inf)
     xb = np.full((P, d), np.inf)
@@ -524,7 +533,9 @@ def _first_float_reaching(u, r, target):
 
     The kernel's cell map x -> floor(fl(fl(x - u) * r)) is monotone non-decreasing over the
     floats, so bisection over the ordered float64 bit patterns finds the exact boundary; NumPy's
-    float64 subtraction and multiplication are the same IEEE operations as the C kernel's.
+    float64 subtraction and multiplication are the same IEEE operations as the C kernel's.  The
+    search starts from the bracket of +-64 ulps around u + target / r (a few bisection steps);
+    elements whose boundary is not in it are bisected over all finite floats.
     """
     big = np.finfo(np.float64).max
 
@@ -532,12 +543,22 @@ def _first_float_reaching(u, r, target):
         with np.errstate(over="ignore", invalid="ignore"):
             return np.floor((_from_ordered(o) - u) * r) >= target
 
-    lo_o = np.full(u.shape, _to_ordered(-big))   # invariant: reaches(hi_o); not reaches(< lo_o)
-    hi_o = np.full(u.shape, _to_ordered(big))
-    none = ~reaches(hi_o)
-    done = reaches(lo_o)
-    hi_o = np.where(done, lo_o, hi_o)
-    lo_o = np.where(done, lo_o, lo_o + np.uint64(1))  # now: not reaches(lo_o - 1)
+    full_lo = np.full(u.shape, _to_ordered(-big))
+    full_hi = np.full(u.shape, _to_ordered(big))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        guess = np.clip(np.nan_to_num(u + target / r, nan=0.0, posinf=big, neginf=-big),
+                        -big, big)
+    g = _to_ordered(guess)
+    k = np.uint64(64)
+    lo_o = np.maximum(np.where(g > full_lo[0] + k, g - k, full_lo), full_lo)
+    hi_o = np.minimum(np.where(g < full_hi[0] - k, g + k, full_hi), full_hi)
+    # invariant wanted: reaches(hi_o) and (lo_o is the first float, or not reaches(lo_o - 1))
+    local = reaches(hi_o) & ~reaches(lo_o)
+    lo_o = np.where(local, lo_o + np.uint64(1), full_lo)
+    hi_o = np.where(local, hi_o, full_hi)
+    none = ~reaches(full_hi)
+    first = ~local & reaches(full_lo)
+    hi_o = np.where(first, full_lo, hi_o)
     for _ in range(70):
         active = lo_o < hi_o
         if not active.any():

@@ -494,3 +494,33 @@ def test_bad_input_messages():
         est.transform(X.astype(np.complex128))
     with pytest.raises(TypeError, match="Sparse data was passed for X, but dense data is required"):
         est.transform(sp.csr_matrix(X))
+
+
+def test_box_bounds_are_exact_float_boundaries():
+    """[xa, xb) is exactly the set of float64 x whose cell coordinate lies in [lo, hi]."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)) * np.array([1e-3, 1.0, 1e3, 1e8, 1.0])
+    est = RandomBinningFeatures(
+        60, kernel=lambda size, rng: np.where(rng.random(size) < 0.1, np.inf,
+                                              rng.gamma(2.0, 1.0, size)),
+        random_state=0).fit(X)
+    u, r, lo, hi = est._layout[:4]
+    xa, xb = est._layout[14], est._layout[15]
+    fast = est._layout[7].astype(bool)
+    assert fast.all() and np.isinf(est.widths_).any()
+
+    def cell(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.floor((x - u) * r)
+
+    finite_a = np.isfinite(xa) & (xa > -np.finfo(np.float64).max)
+    assert np.all(cell(xa)[finite_a] >= lo[finite_a])
+    with np.errstate(over="ignore"):
+        below = np.nextafter(xa, -np.inf)
+    assert np.all(cell(below)[finite_a] < lo[finite_a])
+    finite_b = np.isfinite(xb)
+    assert np.all(cell(xb)[finite_b] > hi[finite_b])
+    assert np.all(cell(np.nextafter(xb, -np.inf))[finite_b] <= hi[finite_b])
+    inf_pitch = np.isinf(est.widths_)
+    assert np.all(xa[inf_pitch] == -np.inf) or np.all(xa[inf_pitch] <= -np.finfo(float).max)
+    assert np.all(xb[inf_pitch] == np.inf)  # infinite pitch: every x is in the box

@@ -15,12 +15,16 @@ For |t| >= 2**52 every float64 is already an integer, so c = t; t = +-inf (only 
 values c for every finite input, and ``c`` never overflows.
 
 Cell key (exact mode): per (grid, dimension) the Python layer fixes the range [lo, hi] of c seen
-on the training data and a bit layout.  When the range is small (< 2**52) the offset c - lo is
-packed into ``bits`` bits of one 64-bit word; otherwise the raw IEEE bits of c fill a whole word.
-The packed key (``n_words`` words) is an injective function of the full cell vector, so the hash
-table below compares *full keys*: no two cells can share a column (collision-free by
-construction; the hash only chooses the probe start).  A cell outside the [lo, hi] box of any
-dimension cannot have been seen in ``fit`` and is reported as unseen without a lookup.
+on the training data and a bit layout (``randfeat.binning._key_layout``).  In *fast* grids (all
+ranges below 2**50) the offsets c - lo of the *active* dimensions (more than one training cell)
+are packed, summed exactly in float64, into 52-bit words (C code in ``src/binning.h``); dimensions
+with a single training cell contribute nothing.  Other grids use the *generic* layout: 64-bit
+words, raw IEEE bits of c when its range is huge.  Either key is an injective function of the
+full cell vector on the training box, so the hash table compares *full keys*: no two cells can
+share a column (collision-free by construction; the hash only chooses the probe start).  A row
+whose cell lies outside a grid's training box cannot have been seen in ``fit`` and is reported as
+unseen without a lookup; a row inside the training data's bounding box lies in every grid's box
+(the cell map is monotone), so the per-grid box test is skipped for it.
 """
 from cython cimport floating
 from cython.parallel cimport prange
