@@ -228,8 +228,8 @@ class InversePowerBinningKernel(BinningKernel):
     Pitch density :math:`a(a+1)\,t\,(1+t)^{-a-2}/\sigma` with :math:`t = \delta/\sigma`, i.e.
     :math:`t` is beta-prime(2, a): :math:`t = B/(1-B)` with :math:`B \sim` Beta(2, a).  Sampled by
     inverse CDF (``scipy.special.betaincinv``), computing :math:`B` and :math:`1 - B` from their
-    own quantile functions so the heavy tail (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full
-    relative precision.  For small ``a`` a pitch can exceed the float64 range; it is then ``inf``,
+    own quantile functions (whichever is below 1/2) so the heavy tail
+    (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full relative precision.  For small ``a`` a pitch can exceed the float64 range; it is then ``inf``,
     which is exact: an infinite pitch puts every point in one cell (hat kernel = 1).
     """
 
@@ -253,8 +253,16 @@ class InversePowerBinningKernel(BinningKernel):
 
     def _unit_sample(self, size, rng):
         U = rng.random(size)
-        B = special.betaincinv(2.0, self.a, U)
-        C = special.betaincinv(self.a, 2.0, 1.0 - U)  # = 1 - B, accurate when B is near 1
+        # B = F^{-1}(U) for Beta(2, a) and C = 1 - B; compute the smaller of the two from its own
+        # quantile function (Beta(a, 2) for C), so both keep full relative precision
+        u_half = special.betainc(2.0, self.a, 0.5)  # F(1/2): B < 1/2 iff U < u_half
+        low = U < u_half
+        B = np.empty_like(U)
+        C = np.empty_like(U)
+        B[low] = special.betaincinv(2.0, self.a, U[low])
+        C[low] = 1.0 - B[low]
+        C[~low] = special.betaincinv(self.a, 2.0, 1.0 - U[~low])
+        B[~low] = 1.0 - C[~low]
         with np.errstate(divide="ignore"):
             return B / C
 
