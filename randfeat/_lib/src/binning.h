@@ -34,6 +34,11 @@
    the key holds active slots [wb[w], wb[w+1]).  The row must lie in the training box of the
    grid (training rows do; for new rows check with rf_in_box first), so inactive dimensions are
    skipped entirely. */
+#define RF_BIN_FLOOR(t) ((((t) + RF_BIN_MAGIC) - RF_BIN_MAGIC) -                              \
+                         (double)((((t) + RF_BIN_MAGIC) - RF_BIN_MAGIC) > (t)))
+
+/* (the comparison is converted to 0.0/1.0 rather than used in a conditional: a branch on it
+   would be mispredicted half of the time) */
 #define RF_DEFINE_KEY_FAST(NAME, T)                                                            \
 static void NAME(const T *x, const int32_t *idx, const double *u, const double *r,             \
                  const double *lo, const double *scale, const int32_t *wb, ptrdiff_t n_words,  \
@@ -43,11 +48,15 @@ static void NAME(const T *x, const int32_t *idx, const double *u, const double *
     for (w = 0; w < n_words; ++w) {                                                            \
         double a0 = 0.0, a1 = 0.0;                                                             \
         ptrdiff_t e = wb[w + 1];                                                               \
-        for (j = wb[w]; j < e; ++j) {                                                          \
-            double t = ((double)x[idx[j]] - u[j]) * r[j];                                      \
-            double f = (t + RF_BIN_MAGIC) - RF_BIN_MAGIC;                                      \
-            f = (f > t) ? f - 1.0 : f;                                                         \
-            if (j & 1) a1 += (f - lo[j]) * scale[j]; else a0 += (f - lo[j]) * scale[j];        \
+        for (j = wb[w]; j + 2 <= e; j += 2) {                                                  \
+            double t0 = ((double)x[idx[j]] - u[j]) * r[j];                                     \
+            double t1 = ((double)x[idx[j + 1]] - u[j + 1]) * r[j + 1];                         \
+            a0 += (RF_BIN_FLOOR(t0) - lo[j]) * scale[j];                                       \
+            a1 += (RF_BIN_FLOOR(t1) - lo[j + 1]) * scale[j + 1];                               \
+        }                                                                                      \
+        if (j < e) {                                                                           \
+            double t0 = ((double)x[idx[j]] - u[j]) * r[j];                                     \
+            a0 += (RF_BIN_FLOOR(t0) - lo[j]) * scale[j];                                       \
         }                                                                                      \
         key[w] = (uint64_t)(int64_t)(a0 + a1);                                                 \
     }                                                                                          \
