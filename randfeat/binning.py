@@ -24,9 +24,9 @@ Kernels (unit scale :math:`t = \Delta/\sigma`; the CDF of the pitch is
 ==========================  ==================================  ====================================
 class                       :math:`\kappa(t)`                   pitch :math:`\delta/\sigma` sampler
 ==========================  ==================================  ====================================
-LaplacianBinningKernel      :math:`e^{-t}`                      Gamma(shape 2, scale 1), never truncated
+LaplacianBinningKernel      :math:`e^{-t}`                      Gamma(shape 2, scale 1), untruncated
 InversePowerBinningKernel   :math:`(1 + t)^{-a}`, a > 0         inverse CDF: Beta(2, a) quantile B,
-                                                                :math:`t = B/(1-B)` (a beta-prime law)
+                                                                :math:`t = B/(1-B)` (beta-prime)
 StretchedExponential...     :math:`e^{-t^q}`, 0 < q <= 1        :math:`s^{1/q}`, s ~ q Gamma(2) +
                                                                 (1-q) Exp(1) mixture (exact)
 CustomBinningKernel         user profile (optional)             user ``sample_pitch(size, rng)``
@@ -141,7 +141,7 @@ class BinningKernel:
         return self._unit_profile(np.abs(np.asarray(delta, dtype=np.float64)) / self.sigma)
 
     def k(self, delta):
-        r"""Kernel at differences ``delta`` of shape (..., d): :math:`\prod_m \kappa(|\Delta_m|/\sigma)`."""
+        r"""Kernel at differences ``delta`` (..., d): :math:`\prod_m \kappa(|\Delta_m|/\sigma)`."""
         delta = np.asarray(delta, dtype=np.float64)
         if delta.ndim == 0:
             return self.profile(delta)
@@ -169,7 +169,10 @@ class BinningKernel:
         return out / self.sigma
 
     def pitch_cdf(self, delta):
-        r"""Pitch CDF :math:`F(\delta) = 1 - \kappa(t) + t\,\kappa'(t)`, :math:`t = \delta/\sigma`."""
+        r"""Pitch CDF :math:`F(\delta) = 1 - \kappa(t) + t\,\kappa'(t)`, :math:`t = \delta/\sigma`.
+
+        (Integrate Lemma 1's density by parts.)
+        """
         t = np.asarray(delta, dtype=np.float64) / self.sigma
         tt = np.where(t > 0, t, 1.0)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -229,8 +232,9 @@ class InversePowerBinningKernel(BinningKernel):
     :math:`t` is beta-prime(2, a): :math:`t = B/(1-B)` with :math:`B \sim` Beta(2, a).  Sampled by
     inverse CDF (``scipy.special.betaincinv``), computing :math:`B` and :math:`1 - B` from their
     own quantile functions (whichever is below 1/2) so the heavy tail
-    (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full relative precision.  For small ``a`` a pitch can exceed the float64 range; it is then ``inf``,
-    which is exact: an infinite pitch puts every point in one cell (hat kernel = 1).
+    (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full relative precision.  For small ``a``
+    pitches can be astronomically large (up to ~1e308) or ``inf``; both are handled exactly (an
+    infinite pitch puts every point in one cell: its hat kernel is 1).
     """
 
     name = "inverse_power"

@@ -485,7 +485,8 @@ def test_bad_input_messages():
     with pytest.raises(InvalidParameterError, match="The 'hash_size' parameter"):
         RandomBinningFeatures(hash_size=0).fit(X)
     with pytest.raises(ValueError, match=r"kernel must be one of \['inverse_power', "
-                                         r"'laplacian', 'stretched_exponential'\].*got 'lapalcian'"):
+                                         r"'laplacian', 'stretched_exponential'\]"
+                                         r".*got 'lapalcian'"):
         RandomBinningFeatures(kernel="lapalcian").fit(X)
     with pytest.raises(ValueError, match=r"kernel_params \['q'\] not understood by kernel "
                                          r"'inverse_power' \(accepted: \['a'\]\)"):

@@ -176,7 +176,8 @@ cdef inline bint _equal(const uint64_t *a, const uint64_t *b, Py_ssize_t n_words
 
 cdef Layout _layout(tuple layout) except *:
     """Layout from the Python tuple (u, r, lo, hi, word, shift, raw, fast, idx, n_active, pu, pr,
-    plo, pscale, xa, xb, wb, bb_lo, bb_hi) built by randfeat.binning._key_layout (arrays kept alive by it)."""
+    plo, pscale, xa, xb, wb, bb_lo, bb_hi) built by randfeat.binning._key_layout, which keeps the
+    arrays alive (they are fitted state of the estimator)."""
     cdef const double[:, ::1] u = layout[0]
     cdef const double[:, ::1] r = layout[1]
     cdef const double[:, ::1] lo = layout[2]
@@ -223,7 +224,7 @@ cdef Layout _layout(tuple layout) except *:
 
 def cell_indices(const floating[:, ::1] X, const double[:, ::1] shifts,
                  const double[:, ::1] inv_widths, double[:, :, ::1] out, int n_threads):
-    """out[i, p, m] = floor((X[i, m] - shifts[p, m]) * inv_widths[p, m]) (float64, see module doc)."""
+    """out[i, p, m] = floor((X[i, m] - shifts[p, m]) * inv_widths[p, m]), float64 (module doc)."""
     cdef Py_ssize_t i, p, m
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], P = shifts.shape[0]
     cdef int n_thr = max(1, min(n_threads, <int>max(n, 1)))

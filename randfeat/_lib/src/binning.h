@@ -4,12 +4,13 @@
  *
  * "Fast" packed keys (grids whose training cell range is below 2**50 in every dimension): the
  * offset c - lo (an integer in [0, 2**bits)) of every active dimension m is multiplied by
- * 2**shift_m and summed, per 64-bit key word, in float64.  Every term and every partial sum is an integer below
- * 2**52, so the sums are exact in any order and the word is converted losslessly to uint64.
+ * 2**shift_m and summed, per 64-bit key word, in float64.  Every term and every partial sum is
+ * an integer below 2**52, so the sums are exact in any order and the word is converted
+ * losslessly to uint64.
  * The floor uses the round-to-nearest trick (t + 1.5*2**52) - 1.5*2**52, exact for |t| < 2**51,
  * on rows known to lie in the training box (lo <= c <= hi in every dimension; else the cell is
- * "unseen" and no key is computed).  Results are identical to floor() for every input: the code is
- * exact IEEE arithmetic, so SIMD or scalar evaluation and any thread count give the same bits.
+ * "unseen" and no key is computed).  Results equal floor() for every such input: the code is
+ * exact IEEE arithmetic, so any evaluation order and any thread count give the same bits.
  *
  * Floating-point contraction (FMA) would change the rounding of t on FMA targets: it is
  * switched off for this translation unit.
