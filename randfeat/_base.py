@@ -21,10 +21,13 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _validate_X(self, X, *, reset: bool, accept_sparse=False):
         """float32/float64 C-ordered finite array (ints become float64); checks n_features_in_."""
-        return validate_data(
-            self, X, reset=reset, accept_sparse=accept_sparse,
-            dtype=[np.float64, np.float32], order="C", ensure_all_finite=True,
-            ensure_min_samples=1)
+        # Values near DBL_MAX are valid input: silence NumPy's overflow warning in sklearn's
+        # finiteness fast path (it sums X before checking element-wise).
+        with np.errstate(over="ignore", invalid="ignore"):
+            return validate_data(
+                self, X, reset=reset, accept_sparse=accept_sparse,
+                dtype=[np.float64, np.float32], order="C", ensure_all_finite=True,
+                ensure_min_samples=1)
 
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)

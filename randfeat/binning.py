@@ -737,12 +737,6 @@ default="laplacian"
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def _validate_X(self, X, *, reset):
-        # values near DBL_MAX are valid input; silence NumPy's overflow in sklearn's finiteness
-        # fast path (it sums X), which would otherwise warn before checking element-wise
-        with np.errstate(over="ignore", invalid="ignore"):
-            return super()._validate_X(X, reset=reset)
-
     # -- fitting ---------------------------------------------------------------------------------
     def _sample_grids(self, d):
         kern = get_binning_kernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params)
