@@ -150,8 +150,9 @@ class Fastfood(RandomFeaturesBase):
     sigma_ : float
         Bandwidth used in V (``sigma``, or the kernel instance's ``sigma``).
     parameter_nbytes_ : int
-        Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_): about
-        n_freq_ (1/8 + 4 + 2 itemsize) bytes, plus n_freq_ itemsize for the phases — O(n).
+        Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_):
+        n_blocks_ ceil(d_padded_ / 8) for B, n_blocks_ d_padded_ (4 + itemsize) for Π and G,
+        n_freq_ itemsize for S and again for the phases of ``features="phase"`` — O(n).
     n_features_in_ : int
         Number of input features seen in fit.
 
