@@ -23,17 +23,25 @@ from randfeat.kernels import BallSumKernel, MaternKernel, get_kernel
 Z_FAIL = 5.0
 
 
+def _S_blocks(ff):
+    """S_ (n_freq_,) as (n_blocks_, d) in float64, the unused rows of the last block set to 0."""
+    S = np.zeros(ff.n_blocks_ * ff.d_padded_)
+    S[:ff.n_freq_] = ff.S_
+    return S.reshape(ff.n_blocks_, ff.d_padded_)
+
+
 def _reference_V(ff):
     """Explicit stacked V (n_freq_, d) from the fitted parameters, with scipy's Hadamard matrix."""
     d = ff.d_padded_
     H = scipy.linalg.hadamard(d).astype(np.float64)
+    S_blocks, B_signs = _S_blocks(ff), ff.B_
     blocks = []
     for b in range(ff.n_blocks_):
         Pi = np.zeros((d, d))
         Pi[np.arange(d), ff.P_[b]] = 1.0                  # (Pi u)_k = u[P[k]]
-        B = np.diag(ff.B_[b].astype(np.float64))
+        B = np.diag(B_signs[b].astype(np.float64))
         G = np.diag(ff.G_[b].astype(np.float64))
-        S = np.diag(ff.S_[b].astype(np.float64))
+        S = np.diag(S_blocks[b])
         blocks.append(S @ H @ G @ Pi @ H @ B / (ff.sigma_ * math.sqrt(d)))
     return np.vstack(blocks)[:ff.n_freq_]
 
@@ -72,13 +80,14 @@ def test_rows_have_equal_length_sqrt_d_times_norm_G(d_in):
     VT = ff._project(np.eye(d_in))                     # (d_in, n_freq): the fused kernel's V^T
     V = _reference_V(ff)                               # explicit matrices, all d columns
     np.testing.assert_allclose(VT, V[:, :d_in].T, rtol=1e-12, atol=1e-12)
+    S = _S_blocks(ff)                                  # n_freq = 3 d: every block complete
     for b in range(ff.n_blocks_):
-        rows = V[b * d:(b + 1) * d] * (ff.sigma_ * math.sqrt(d)) / ff.S_[b][:, None]
+        rows = V[b * d:(b + 1) * d] * (ff.sigma_ * math.sqrt(d)) / S[b][:, None]
         expected = math.sqrt(d) * np.linalg.norm(ff.G_[b])
         np.testing.assert_allclose(np.linalg.norm(rows, axis=1), expected, rtol=1e-12)
         # and the rows of V itself have lengths s_i / sigma = S_ii ||G||_F / sigma
         np.testing.assert_allclose(np.linalg.norm(V[b * d:(b + 1) * d], axis=1),
-                                   ff.S_[b] * np.linalg.norm(ff.G_[b]) / ff.sigma_, rtol=1e-12)
+                                   S[b] * np.linalg.norm(ff.G_[b]) / ff.sigma_, rtol=1e-12)
 
 
 def next_pow2(n):
@@ -190,7 +199,7 @@ def test_literal_sqrt_norm_scaling_is_biased(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     ff = Fastfood(n_components=2 * 16 * 2000, random_state=int(rng.integers(2**32)))
     ff.fit(np.zeros((1, 16)))
-    normG = np.linalg.norm(ff.G_, axis=1, keepdims=True)
+    normG = np.repeat(np.linalg.norm(ff.G_, axis=1), 16)     # ||G_b|| of every row (S_ flat)
     ff.S_ = ff.S_ * normG / np.sqrt(normG)           # s_i / ||G||^{1/2} instead of s_i / ||G||
     u = rng.normal(size=16)
     delta = u / np.linalg.norm(u)
@@ -267,9 +276,10 @@ def test_output_width_is_exactly_n_components(d_in, n_components, features):
     assert ff.n_freq_ == (n_components // 2 if features == "paired" else n_components)
     assert ff.n_blocks_ == -(-ff.n_freq_ // ff.d_padded_)
     assert ff.d_padded_ == next_pow2(d_in)
-    assert ff.B_.shape == ff.P_.shape == ff.G_.shape == ff.S_.shape == (ff.n_blocks_,
-                                                                       ff.d_padded_)
-    assert ff.B_.dtype == np.int8 and ff.P_.dtype == np.int32
+    assert ff.B_.shape == ff.P_.shape == ff.G_.shape == (ff.n_blocks_, ff.d_padded_)
+    assert ff.S_.shape == (ff.n_freq_,)
+    assert ff.B_packed_.shape == (ff.n_blocks_, -(-ff.d_padded_ // 8))
+    assert ff.B_.dtype == np.int8 and ff.P_.dtype == np.int32 and ff.B_packed_.dtype == np.uint8
     assert len(ff.get_feature_names_out()) == n_components
 
 
@@ -302,10 +312,91 @@ def test_float32_and_float64_fits_share_parameters():
 def test_parameter_memory_is_O_n():
     X = np.zeros((1, 1000))
     ff = Fastfood(n_components=2 * 4096, random_state=0).fit(X)
-    # B int8 + P int32 + G, S float64 per row of the 4 blocks of 1024
-    assert ff.parameter_nbytes_ == 4 * 1024 * (1 + 4 + 8 + 8)
+    # per row of the 4 blocks of 1024: B 1 bit + P int32 + G, S float64
+    assert ff.parameter_nbytes_ == 4 * 1024 * (4 + 8 + 8) + 4 * 1024 // 8
     ff32 = Fastfood(n_components=4096, features="phase", random_state=0).fit(X.astype(np.float32))
-    assert ff32.parameter_nbytes_ == 4 * 1024 * (1 + 4 + 4 + 4) + 4096 * 4
+    assert ff32.parameter_nbytes_ == 4 * 1024 * (4 + 4) + 4096 * (4 + 4) + 4 * 1024 // 8
+    # an incomplete last block: S_ and the phases only for the n_freq_ = 2500 rows used
+    ff = Fastfood(n_components=2500, features="phase", random_state=0).fit(X)
+    assert ff.n_blocks_ == 3 and ff.S_.shape == (2500,)
+    assert ff.parameter_nbytes_ == 3 * 1024 * (4 + 8) + 2500 * (8 + 8) + 3 * 1024 // 8
+    # d_padded_ < 8: one byte of signs per block
+    ff = Fastfood(n_components=10, features="phase", random_state=0).fit(np.zeros((1, 3)))
+    assert ff.B_packed_.shape == (3, 1)
+    assert ff.parameter_nbytes_ == 3 * 1 + 3 * 4 * (4 + 8) + 10 * (8 + 8)
+    # what the benchmark's memory ratio counts: RBFSampler stores W (d, n) and b (n) in float32
+    ff32 = Fastfood(n_components=32768, features="phase", random_state=0).fit(
+        np.zeros((1, 4096), dtype=np.float32))
+    assert (4096 * 32768 + 32768) * 4 / ff32.parameter_nbytes_ > 1000
+
+
+@pytest.mark.parametrize("d_in", [1, 3, 7, 8, 13, 100])
+def test_signs_are_bit_packed_from_the_same_random_stream(d_in):
+    """B is drawn exactly as the int8 signs were (2 * integers(0, 2, int8) - 1, first in the
+    stream, so P_ and G_ follow unchanged) and only stored packed: bit k % 8 of byte k // 8 of
+    B_packed_[b] is 1 iff B_[b, k] = -1, padding bits 0, and B_ is the int8 +-1 view."""
+    ff = Fastfood(n_components=2 * 70, random_state=123).fit(np.zeros((1, d_in)))
+    nb, d = ff.n_blocks_, ff.d_padded_
+    rng = np.random.default_rng(123)
+    B = (2 * rng.integers(0, 2, size=(nb, d), dtype=np.int8) - 1).astype(np.int8)
+    P = rng.permuted(np.tile(np.arange(d, dtype=np.int32), (nb, 1)), axis=1)
+    G = rng.standard_normal((nb, d))
+    assert ff.B_.dtype == np.int8 and ff.B_.shape == (nb, d)
+    np.testing.assert_array_equal(ff.B_, B)
+    np.testing.assert_array_equal(ff.P_, P)
+    np.testing.assert_array_equal(ff.G_, G)
+    nbytes = -(-d // 8)
+    assert ff.B_packed_.dtype == np.uint8 and ff.B_packed_.shape == (nb, nbytes)
+    for b in range(nb):
+        value = int.from_bytes(ff.B_packed_[b].tobytes(), "little")   # bit k = sign k
+        assert value == sum(1 << k for k in range(d) if B[b, k] < 0)
+    assert ff.B_packed_.nbytes == nb * nbytes
+
+
+@pytest.mark.parametrize("d_in", [1, 3, 8, 13, 16, 29])
+def test_packed_signs_applied_exactly(global_dtype, d_in):
+    """The kernel's signs are exact multiplications by +-1, as with int8 signs: the projections
+    of x equal, bit for bit, those of the pre-signed B x (zero padded) through the same block
+    with all signs +1.  Covers d_in % 8 tails and d_padded_ < 8 (one block, n_freq_ <= d)."""
+    rng = np.random.default_rng(d_in)
+    X = rng.normal(size=(5, d_in)).astype(global_dtype)
+    n_components = 2 * next_pow2(d_in)
+    ff = Fastfood(n_components=n_components, random_state=4).fit(X)
+    d = ff.d_padded_
+    assert ff.n_blocks_ == 1 and np.all(np.abs(ff.B_) == 1)
+    assert d < 8 or (ff.B_.min() == -1 and ff.B_.max() == 1)          # both signs exercised
+    Xs = np.zeros((5, d), dtype=global_dtype)
+    Xs[:, :d_in] = X * ff.B_[0, :d_in]
+    ff_plus = Fastfood(n_components=n_components, random_state=4).fit(Xs)
+    np.testing.assert_array_equal(ff_plus.P_, ff.P_)
+    ff_plus.B_packed_ = np.zeros_like(ff.B_packed_)                  # every sign +1
+    assert np.all(ff_plus.B_ == 1)
+    np.testing.assert_array_equal(ff_plus._project(Xs), ff._project(X))
+    np.testing.assert_array_equal(ff_plus.transform(Xs), ff.transform(X))
+
+
+def test_kernel_rejects_inconsistent_parameter_shapes():
+    """The fitted arrays are public and writable; a wrong length must not be read out of bounds."""
+    X = np.ones((2, 13))
+    ff = Fastfood(n_components=70, random_state=0).fit(X)
+    ff.S_ = ff.S_[:-1]
+    with pytest.raises(ValueError, match=r"inconsistent parameter shapes .*S \(34,\)"):
+        ff.transform(X)
+    ff = Fastfood(n_components=70, random_state=0).fit(X)
+    ff.B_packed_ = ff.B_packed_[:, :1].copy()
+    with pytest.raises(ValueError, match=r"inconsistent parameter shapes .*Bbits \(3, 1\)"):
+        ff.transform(X)
+
+
+def test_pickle_round_trip(global_dtype):
+    import pickle
+    X = np.random.default_rng(0).normal(size=(4, 13)).astype(global_dtype)
+    for features in ("paired", "phase"):
+        ff = Fastfood(n_components=70, features=features, random_state=0).fit(X)
+        ff2 = pickle.loads(pickle.dumps(ff))
+        assert "B_packed_" in vars(ff2) and "B_" not in vars(ff2)
+        np.testing.assert_array_equal(ff2.B_, ff.B_)
+        np.testing.assert_array_equal(ff2.transform(X), ff.transform(X))
 
 
 def test_input_not_modified_and_strided_readonly_accepted():

@@ -5,18 +5,27 @@ One call transforms every row of ``X`` through all blocks of the Fastfood matrix
     V_b = scale * diag(S_b) H diag(G_b) Pi_b H diag(B_b),     scale = 1 / (sigma sqrt(d))
 
 (Le, Sarlos & Smola 2013, eq. 7) and writes the features straight into the output row: per row
-and block, x is copied into a per-thread scratch buffer with the signs B applied (zero padded to
-d = 2**log_d), transformed by the in-place FWHT, gathered through the permutation
-(``(Pi u)_k = u[P[k]]``) and multiplied by G, transformed again, multiplied by S*scale and stored
-in the output row; once all blocks are done the row is turned in place into
+and block, x is copied into a per-thread scratch buffer with the signs B applied (bit-packed, see
+below; zero padded to d = 2**log_d), transformed by the in-place FWHT, gathered through the
+permutation (``(Pi u)_k = u[P[k]]``) and multiplied by G, transformed again, multiplied by
+S*scale and stored in the output row; once all blocks are done the row is turned in place into
 [cos, sin] * mult (``mode`` 0) or cos(. + offset) * mult (``mode`` 1) by the vectorised
 trigonometric kernels of ``src/rff_trig.c`` (shared with RandomFourierFeatures), or left as the
 raw projections V x (``mode`` 2, used by tests).
 
+Signs.  ``Bbits`` holds one bit per sign, 1 for B = -1 (``np.packbits(B < 0, axis=1,
+bitorder="little")``: sign k of a block is bit k % 8 of byte k // 8; a block's row has
+ceil(d / 8) bytes).  They are applied eight at a time by ``src/fastfood_signs.h``: each byte
+indexes a 256 x 8 table of +-1.0 (8 or 16 KB, filled at import) and the eight values of x are
+multiplied by that table row -- contiguous, branch-free 16-byte vector products (as fast as the
+former int8 signs), bit-identical to multiplying by int8 signs (x * (+-1) is exact).  The
+d_in % 8 tail reads its bits one by one.
+
 Loop order is row-outer (each thread streams its rows through all blocks): the per-row working
-set -- parameters n*(1 + 4 + 2*sizeof(floating)) bytes (<= 0.85 MB at n = 65536 in float32), two
-d-long scratch vectors and the output row -- stays in this CPU's 1 MB L2 / shared L3, and every
-output value is written once, so a block-outer tiling was not needed at the benchmark sizes.
+set -- parameters about n*(1/8 + 4 + 2*sizeof(floating)) bytes (<= 0.8 MB at n = 65536 in
+float32), two d-long scratch vectors and the output row -- stays in this CPU's 1 MB L2 / shared
+L3, and every output value is written once, so a block-outer tiling was not needed at the
+benchmark sizes.
 Scratch buffers (one per thread, allocated by the caller) are reused for every row; a row's
 result depends on that row only, so the output is bit-identical for every thread count.
 """
@@ -31,6 +40,17 @@ cdef extern from "rff_trig.h" nogil:
     void rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
     void rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
     void rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
+
+
+cdef extern from "fastfood_signs.h" nogil:
+    void rf_sign_tables_init() noexcept
+    void rf_apply_signs_float(float *u, const float *x, const unsigned char *bits,
+                              Py_ssize_t n) noexcept
+    void rf_apply_signs_double(double *u, const double *x, const unsigned char *bits,
+                               Py_ssize_t n) noexcept
+
+
+rf_sign_tables_init()     # the +-1 tables of the packed signs (before any transform)
 
 
 def openmp_enabled():
@@ -53,15 +73,25 @@ cdef inline void _phase(floating *row, const floating *b, Py_ssize_t m,
         rf_rff_phase_double(row, b, m, mult)
 
 
+cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
+                              Py_ssize_t n) noexcept nogil:
+    """u[k] = x[k] * (-1 if bit k of ``bits`` else 1) for k < n (``src/fastfood_signs.h``)."""
+    if floating is float:
+        rf_apply_signs_float(u, x, bits, n)
+    else:
+        rf_apply_signs_double(u, x, bits, n)
+
+
 cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
-               const signed char *B, const int *P, const floating *G, const floating *S,
+               const unsigned char *Bbits, Py_ssize_t bits_stride, const int *P,
+               const floating *G, const floating *S,
                const floating *offsets, floating scale, floating mult,
                Py_ssize_t n_blocks, Py_ssize_t n_freq, int mode,
                floating *out, floating *u, floating *w) noexcept nogil:
-    """All blocks of one row: u, w are scratch buffers of d = 2**log_d values."""
+    """All blocks of one row: u, w are scratch buffers of d = 2**log_d values.  ``Bbits`` has
+    ``bits_stride`` bytes per block; G has d entries per block, S only the n_freq used rows."""
     cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
     cdef Py_ssize_t b, k, m, start
-    cdef const signed char *Bb
     cdef const int *Pb
     cdef const floating *Gb
     cdef const floating *Sb
@@ -70,13 +100,11 @@ cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
         m = n_freq - start
         if m > d:
             m = d
-        Bb = B + start
         Pb = P + start
         Gb = G + start
         Sb = S + start
         # u = B x (zero padded), then u = H u
-        for k in range(d_in):
-            u[k] = x[k] * <floating>Bb[k]
+        _apply_signs(u, x, Bbits + b * bits_stride, d_in)
         for k in range(d_in, d):
             u[k] = 0
         fwht_inplace(u, log_d)
@@ -94,23 +122,35 @@ cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
         _phase(out, offsets, n_freq, mult)
 
 
-def fastfood_transform(const floating[:, ::1] X, const signed char[:, ::1] B,
+def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
                        const int[:, ::1] P, const floating[:, ::1] G,
-                       const floating[:, ::1] S, const floating[::1] offsets,
-                       floating[:, ::1] out, floating[:, ::1] scratch, int log_d, double scale, double mult,
+                       const floating[::1] S, const floating[::1] offsets,
+                       floating[:, ::1] out, floating[:, ::1] scratch, int log_d,
+                       double scale, double mult,
                        Py_ssize_t n_freq, int mode, int n_threads):
     """Fill ``out`` with the Fastfood features of every row of ``X`` (rows in parallel).
 
-    Shapes (checked by the caller): X (n, d_in) with d_in <= d = 2**log_d; B, P, G, S
-    (n_blocks, d) with n_blocks * d >= n_freq; offsets (n_freq,) (mode 1; ignored otherwise);
+    Shapes (checked by the caller; the parameter shapes are re-checked here because reading
+    past them would be out of bounds): X (n, d_in) with d_in <= d = 2**log_d; Bbits
+    (n_blocks, ceil(d / 8)) uint8, the packed signs; P, G (n_blocks, d) with
+    n_blocks * d >= n_freq; S (n_freq,); offsets (n_freq,) (mode 1; ignored otherwise);
     out (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2; scratch
     (n_threads, 2 * d), one row per thread.  ``mult`` multiplies every
     trigonometric feature (1/sqrt(n_freq) or sqrt(2/n_freq)).
     """
     cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1]
     cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
-    cdef Py_ssize_t n_blocks = B.shape[0]
+    cdef Py_ssize_t n_blocks = Bbits.shape[0]
+    cdef Py_ssize_t bits_stride = Bbits.shape[1]
     cdef Py_ssize_t i
+    if (bits_stride != (d + 7) // 8 or P.shape[0] != n_blocks or P.shape[1] != d
+            or G.shape[0] != n_blocks or G.shape[1] != d or S.shape[0] != n_freq
+            or n_blocks * d < n_freq or d_in > d):
+        raise ValueError(
+            f"fastfood_transform: inconsistent parameter shapes for d={d}, n_freq={n_freq}: "
+            f"Bbits ({Bbits.shape[0]}, {Bbits.shape[1]}), P ({P.shape[0]}, {P.shape[1]}), "
+            f"G ({G.shape[0]}, {G.shape[1]}), S ({S.shape[0]},), "
+            f"X ({X.shape[0]}, {X.shape[1]})")
     cdef int n_thr = n_threads
     cdef floating sc = <floating>scale
     cdef floating mu = <floating>mult
@@ -127,13 +167,14 @@ def fastfood_transform(const floating[:, ::1] X, const signed char[:, ::1] B,
     if n_thr == 1:
         with nogil:
             for i in range(n):
-                _row(&X[i, 0], d_in, log_d, &B[0, 0], &P[0, 0], &G[0, 0], &S[0, 0], off,
-                     sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[0, 0],
+                _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
+                     &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[0, 0],
                      &scratch[0, d])
         return
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_thr):
             # this thread's scratch row (allocated once by the caller, reused for every row)
             t = omp_get_thread_num()
-            _row(&X[i, 0], d_in, log_d, &B[0, 0], &P[0, 0], &G[0, 0], &S[0, 0], off,
-                 sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[t, 0], &scratch[t, d])
+            _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
+                 &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[t, 0],
+                 &scratch[t, d])
