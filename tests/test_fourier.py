@@ -394,3 +394,47 @@ def test_trig_kernel_matches_libm(p, scale):
         if dt == np.float32 and np.abs(pp).max() + 6.3 <= 8192:
             arg = (pp + b).astype(np.float64)  # the fast float path adds in float
         np.testing.assert_allclose(ph[0], s * np.cos(arg), rtol=0, atol=tol * s * 2)
+
+
+def _check_phase_vs_libm(p, b, scale):
+    """phase_inplace (the cosine-only kernel) against libm's cos of the same argument, at the
+    tolerance of test_trig_kernel_matches_libm: 2 ulp(scale) (float64), 2 ulp(scale) of float32.
+    The reference argument is p + b rounded as the kernel rounds it: in float32 on the fast
+    float path (max |p| + 6.3 <= 8192), in float64 otherwise."""
+    for dt, tol in ((np.float64, 4.5e-16), (np.float32, 1.8e-7)):
+        pp, bb = p.astype(dt), b.astype(dt)
+        ph = pp.copy()[None, :]
+        _fourier.phase_inplace(ph, bb, scale, 1)
+        if dt == np.float32 and np.abs(pp).max() + 6.3 <= 8192:
+            arg = (pp + bb).astype(np.float64)
+        else:
+            arg = pp.astype(np.float64) + bb.astype(np.float64)
+        s = float(dt(scale))
+        np.testing.assert_allclose(ph[0], s * np.cos(arg), rtol=0, atol=tol * s * 2)
+
+
+@given(p=arrays(np.float64, st.integers(1, 700),
+                elements=st.one_of(st.floats(-8000, 8000), st.floats(-7.9e5, 7.9e5),
+                                   st.floats(-20, 20))),
+       data=st.data(), scale=st.floats(0.01, 10.0))
+def test_phase_cos_kernel_matches_libm(p, data, scale):
+    """The cosine-only phase kernel on its own ranges: arguments drawn so that rows fall in the
+    single-precision fast path (|x| <= 8192), the double-precision polynomial (|x| <= 8e5) and
+    small |x| (most RFF projections), with offsets anywhere in [0, 2 pi)."""
+    b = data.draw(arrays(np.float64, p.size, elements=st.floats(0.0, 6.283185307179586,
+                                                               exclude_max=True)))
+    _check_phase_vs_libm(p, b, scale)
+
+
+def test_phase_cos_kernel_reduction_edges():
+    """Arguments at and around the reduction boundaries of the cosine-only kernel (multiples of
+    pi, where the odd multiple q of pi/2 changes, and odd multiples of pi/2, where cos = 0),
+    up to the ends of the float32 (8192) and float64 (8e5) polynomial ranges."""
+    k = np.concatenate([np.arange(-40, 41), np.array([2600, -2600, 2605, 254000, -254600])])
+    centres = np.concatenate([k * np.pi, (k + 0.5) * np.pi])
+    for spread in (0.0, 1e-12, 1e-7, 1e-4, 1e-2):
+        p = (centres[:, None] + spread * np.array([-1.0, 0.0, 1.0])).ravel()
+        for lim in (8192 - 6.3, 8e5 - 6.3):
+            q = p[np.abs(p) <= lim]
+            _check_phase_vs_libm(q, np.zeros_like(q), 1.0)
+            _check_phase_vs_libm(q, np.full_like(q, np.pi), 0.5)

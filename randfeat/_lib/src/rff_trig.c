@@ -8,8 +8,18 @@
  * sinf/cosf scheme (three-part pi/2 with exact products, degree-7/8 minimax polynomials, ~1 ulp
  * of float) so that twice as many lanes fit a vector; larger float arguments go through the
  * double path. Loops are branch free so that GCC/Clang vectorise them at -O3.
+ *
+ * The phase map needs only cos(x + b).  It reduces by ODD multiples of pi/2 (as SLEEF's cos
+ * does): n = round(x/pi - 1/2), q = 2n + 1, r = x - q*pi/2 in [-pi/2, pi/2], and
+ * cos(x) = -sin(q*pi/2) sin(r) = (n odd ? sin r : -sin r).  One odd minimax polynomial for
+ * sin on [-pi/2, pi/2] (SLEEF's coefficients: degree 9 in float, max polynomial error 8.7e-9
+ * = 0.15 ulp(1); degree 19 in double, 6.5e-18 = 0.06 ulp(1); checked with mpmath) replaces
+ * the two polynomials and the quadrant selects of the sin/cos path; the sign is a bit flip of
+ * r by the parity bit that the round-to-integer trick leaves in the mantissa, with -scale.  The
+ * products q*PIO2_i are exact as above (|q| <= 2^14 in float, 2^20 in double).
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "rff_trig.h"
 
@@ -57,13 +67,6 @@ rf_sincos_fast(double x, double *s_out, double *c_out)
     *c_out = c;
 }
 
-static inline double rf_cos_fast(double x)
-{
-    double s, c;
-    rf_sincos_fast(x, &s, &c);
-    return c;
-}
-
 /* ---- single precision (|x| <= RF_TRIGF_FAST_MAX): Cephes sinf/cosf, float lanes ---------- */
 #define RF_TRIGF_FAST_MAX 8192.0f
 static const float INV_PIO2F = 0.636619772367581343f;
@@ -90,6 +93,61 @@ rf_sincosf_fast(float x, float *s_out, float *c_out)
     c = ((q + 1) & 2) ? -c : c;
     *s_out = s;
     *c_out = c;
+}
+
+/* ---- cosine only (phase map): reduction by odd multiples of pi/2, one sine polynomial ---- */
+static const double INV_PI = 3.18309886183790671538e-01;
+static const double SD1 = -0.166666666666666657414808, SD2 = 0.00833333333333332974823815,
+                    SD3 = -0.000198412698412696162806809, SD4 = 2.75573192239198747630416e-06,
+                    SD5 = -2.50521083763502045810755e-08, SD6 = 1.60590430605664501629054e-10,
+                    SD7 = -7.64712219118158833288484e-13, SD8 = 2.81009972710863200091251e-15,
+                    SD9 = -7.97255955009037868891952e-18;
+
+/* scale * cos(x) for |x| <= RF_TRIG_FAST_MAX. */
+static inline __attribute__((always_inline)) double
+rf_cos_scaled(double x, double scale)
+{
+    /* t = MAGIC + n, n = round(x/pi - 1/2); MAGIC is even and ulp(t) = 1, so bit 0 of t is the
+       parity of n */
+    double t = (x * INV_PI - 0.5) + ROUND_MAGIC;
+    double nd = t - ROUND_MAGIC;
+    double qd = 2.0 * nd + 1.0;                       /* odd, exact */
+    double r = ((x - qd * PIO2_1) - qd * PIO2_2) - qd * PIO2_3;
+    r = r - qd * PIO2_3T;
+    uint64_t tb, rb;
+    memcpy(&tb, &t, sizeof tb);
+    memcpy(&rb, &r, sizeof rb);
+    rb ^= tb << 63;               /* r -> -r when n is odd; with -scale below: n even gives
+                                     -sin r, n odd sin r (two integer ops, no select) */
+    memcpy(&r, &rb, sizeof r);
+    double z = r * r;
+    double u = SD1 + z * (SD2 + z * (SD3 + z * (SD4 + z * (SD5 + z * (SD6 + z * (SD7
+               + z * (SD8 + z * SD9)))))));
+    double sr = (-scale) * r;
+    return sr + sr * z * u;
+}
+
+static const float INV_PIF = 0.318309886183790671538f;
+static const float SF1 = -0.166666597127914428710938f, SF2 = 0.00833307858556509017944336f,
+                   SF3 = -0.0001981069071916863322258f, SF4 = 2.6083159809786593541503e-06f;
+
+/* scale * cos(x) for |x| <= RF_TRIGF_FAST_MAX, in single precision. */
+static inline __attribute__((always_inline)) float
+rf_cosf_scaled(float x, float scale)
+{
+    float t = (x * INV_PIF - 0.5f) + ROUND_MAGICF;
+    float nf = t - ROUND_MAGICF;
+    float qf = 2.0f * nf + 1.0f;
+    float r = ((x - qf * PIO2F_1) - qf * PIO2F_2) - qf * PIO2F_3;
+    uint32_t tb, rb;
+    memcpy(&tb, &t, sizeof tb);
+    memcpy(&rb, &r, sizeof rb);
+    rb ^= tb << 31;                                   /* as in rf_cos_scaled */
+    memcpy(&r, &rb, sizeof r);
+    float z = r * r;
+    float u = SF1 + z * (SF2 + z * (SF3 + z * SF4));
+    float sr = (-scale) * r;
+    return sr + sr * z * u;
 }
 
 /* ---- block kernels: inputs in a private buffer, outputs through restrict pointers ---------- */
@@ -133,18 +191,15 @@ paired_block_ff(const float *restrict p, ptrdiff_t n, float scale,
 RF_CLONES static void
 phase_block_ff(float *restrict x, const float *restrict b, ptrdiff_t n, float scale)
 {
-    for (ptrdiff_t j = 0; j < n; j++) {
-        float s, c;
-        rf_sincosf_fast(x[j] + b[j], &s, &c);
-        x[j] = scale * c;
-    }
+    for (ptrdiff_t j = 0; j < n; j++)
+        x[j] = rf_cosf_scaled(x[j] + b[j], scale);
 }
 
 RF_CLONES static void
 phase_block_d(double *restrict x, const double *restrict b, ptrdiff_t n, double scale)
 {
     for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = scale * rf_cos_fast(x[j] + b[j]);
+        x[j] = rf_cos_scaled(x[j] + b[j], scale);
 }
 
 RF_CLONES static void
@@ -152,25 +207,37 @@ phase_block_f(float *restrict x, const float *restrict b, ptrdiff_t n, float sca
 {
     double sc = (double)scale;
     for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = (float)(sc * rf_cos_fast((double)x[j] + (double)b[j]));
+        x[j] = (float)rf_cos_scaled((double)x[j] + (double)b[j], sc);
 }
 
-/* 1 when some |x[j]| exceeds t or is NaN.  An OR of comparisons vectorises (a max reduction
-   does not without -ffast-math, and a scalar pre-pass would cost as much as the trig). */
+/* 1 when some |x[j]| exceeds t (> 0) or is NaN.  The bit patterns of non-negative floats are
+   ordered like their values, NaN above +Inf, so this is an unsigned integer max reduction of
+   the bits with the sign cleared, which vectorises without -ffast-math (2 vector operations per
+   vector of input; the floating-point max or an OR of comparisons cost twice that). */
 RF_CLONES static int any_above_d(const double *x, ptrdiff_t n, double t)
 {
-    int bad = 0;
-    for (ptrdiff_t j = 0; j < n; j++)
-        bad |= !(fabs(x[j]) <= t);
-    return bad;
+    uint64_t mx = 0, tb;
+    memcpy(&tb, &t, sizeof tb);
+    for (ptrdiff_t j = 0; j < n; j++) {
+        uint64_t v;
+        memcpy(&v, x + j, sizeof v);
+        v &= 0x7fffffffffffffffULL;
+        mx = v > mx ? v : mx;
+    }
+    return mx > tb;
 }
 
 RF_CLONES static int any_above_f(const float *x, ptrdiff_t n, float t)
 {
-    int bad = 0;
-    for (ptrdiff_t j = 0; j < n; j++)
-        bad |= !(fabsf(x[j]) <= t);
-    return bad;
+    uint32_t mx = 0, tb;
+    memcpy(&tb, &t, sizeof tb);
+    for (ptrdiff_t j = 0; j < n; j++) {
+        uint32_t v;
+        memcpy(&v, x + j, sizeof v);
+        v &= 0x7fffffffu;
+        mx = v > mx ? v : mx;
+    }
+    return mx > tb;
 }
 
 /* ---- public row functions ------------------------------------------------------------------ */
