@@ -56,6 +56,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from randfeat._validation import check_random_state
 
@@ -176,8 +177,16 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         b = my - mz @ W
         return W, b
 
-    def _iterative(self, Z, Y, alpha, solver):
-        """Solve the centred, damped least-squares problem with LSQR or CG, column by column."""
+    def _iterative(self, Z, Y, alpha, solver, x0=None):
+        """Solve the centred, damped least-squares problem with LSQR or CG, column by column.
+
+        The vector operations of the Krylov loop are level-1 BLAS on short vectors: BLAS threads
+        only add synchronisation (badly so on a loaded machine), so they are limited to one.
+        """
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._iterative_impl(Z, Y, alpha, solver, x0)
+
+    def _iterative_impl(self, Z, Y, alpha, solver, x0):
         n, D = Z.shape
         mz = (np.asarray(Z.mean(axis=0)).ravel() if self.fit_intercept else np.zeros(D))
         my = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
@@ -195,16 +204,17 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         iters = []
         for k in range(Y.shape[1]):
             yk = Y[:, k] - my[k]
+            start = None if x0 is None else x0[:, k]
             if solver == "lsqr":
                 res = spla.lsqr(op, yk, damp=np.sqrt(n * alpha), atol=self.tol, btol=self.tol,
-                                iter_lim=self.max_iter)
+                                iter_lim=self.max_iter, x0=start)
                 W[:, k], it = res[0], res[2]
             else:  # cg on (ZcᵀZc + nαI) w = Zcᵀ y
                 normal = spla.LinearOperator(
                     (D, D), matvec=lambda v: rmv(mv(v)) + n * alpha * np.ravel(v),
                     dtype=np.float64)
                 counter = []
-                W[:, k], info = spla.cg(normal, rmv(yk), rtol=self.tol, atol=0.0,
+                W[:, k], info = spla.cg(normal, rmv(yk), x0=start, rtol=self.tol, atol=0.0,
                                         maxiter=self.max_iter,
                                         callback=lambda _x: counter.append(1))
                 it = len(counter)
@@ -276,20 +286,32 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             self.n_iter_ = None
         else:
             Z = self._as64(self._transform(X))
-            if not sp.issparse(Z):
-                Z = np.ascontiguousarray(Z)
+            if sp.issparse(Z):
+                # keep only occupied columns (hashed binning features are mostly empty); the
+                # weights of never-occupied columns are exactly 0
+                cols = np.flatnonzero(Z.getnnz(axis=0))
+                Z = Z[:, cols].tocsr()
+            else:
+                Z, cols = np.ascontiguousarray(Z), None
             if va is not None:
                 Ztr, Zva = Z[tr], Z[va]
-                errs = []
-                for a in alphas:
-                    W, b, _ = self._iterative(Ztr, Y[tr], a, solver)
-                    errs.append(self._scores(np.asarray(Zva @ W) + b, Y[va]))
-                self.validation_scores_ = np.array(errs)
+                errs = np.zeros(len(alphas))
+                Wprev = None
+                # largest alpha first (fast to converge), warm-starting the next one
+                for j in np.argsort(alphas)[::-1]:
+                    W, b, _ = self._iterative(Ztr, Y[tr], alphas[j], solver, x0=Wprev)
+                    Wprev = W
+                    errs[j] = self._scores(np.asarray(Zva @ W) + b, Y[va])
+                self.validation_scores_ = errs
                 best = self._best(self.validation_scores_)
             else:
-                best = 0
+                best, Wprev = 0, None
             self.alpha_ = float(alphas[best])
             W, b, self.n_iter_ = self._iterative(Z, Y, self.alpha_, solver)
+            if cols is not None:
+                Wfull = np.zeros((D, W.shape[1]))
+                Wfull[cols] = W
+                W = Wfull
             self.solver_ = solver
         if va is None:
             self.validation_scores_ = None
