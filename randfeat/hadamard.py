@@ -114,13 +114,13 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     dtype = xa.dtype
 
     if out is not None:
-        _check_out(out, xa, dtype)
+        _check_out(out, xa, dtype, converted=xa is not x and np.asarray(x).dtype != dtype)
     if xa.size == 0:
         return out if out is not None else np.empty(xa.shape, dtype=dtype)
 
     xm = np.moveaxis(xa, ax, -1)
     if out is None:
-        buf = np.array(xm, dtype=dtype, order="C", copy=True)
+        buf = _aligned_copy(xm, dtype)
         _run(buf, log_n, n_thr, scale, check_finite)
         res = np.moveaxis(buf, -1, ax)
         return res if ax == xa.ndim - 1 else np.ascontiguousarray(res)
@@ -131,7 +131,7 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
             np.copyto(om, xm)
         _run(om, log_n, n_thr, scale, check_finite)
     else:
-        buf = np.array(xm, dtype=dtype, order="C", copy=True)
+        buf = _aligned_copy(xm, dtype)
         try:
             _run(buf, log_n, n_thr, scale, check_finite)
         finally:
@@ -139,7 +139,20 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     return out
 
 
-def _check_out(out, xa, dtype):
+def _aligned_copy(a, dtype, align=64):
+    """C-contiguous copy of ``a`` whose data starts on a ``align``-byte boundary.
+
+    The SIMD kernels load whole cache lines; a row that starts mid-line costs ~10% more.
+    """
+    nbytes = a.size * dtype.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    buf = raw[off:off + nbytes].view(dtype).reshape(a.shape)
+    np.copyto(buf, a)
+    return buf
+
+
+def _check_out(out, xa, dtype, converted=False):
     if not isinstance(out, np.ndarray):
         raise TypeError(f"fwht: out must be a numpy.ndarray, got {type(out).__name__}")
     if out.shape != xa.shape:
@@ -149,7 +162,7 @@ def _check_out(out, xa, dtype):
         raise TypeError(f"fwht: out has dtype {out.dtype.name} but the result is {dtype.name}; "
                         f"pass an out of dtype {dtype.name}" +
                         (" (integer and bool input is transformed in float64, so it cannot be "
-                         "transformed in place)" if dtype != xa.dtype else ""))
+                         "transformed in place)" if converted else ""))
     if not out.flags.writeable:
         raise ValueError("fwht: out is read-only; pass a writable array "
                          "(e.g. np.empty_like(x)) or out=None")

@@ -1,12 +1,19 @@
 """Compiled FWHT loops.  Private: use :func:`randfeat.fwht`, which validates and allocates."""
 from cython cimport floating
 from cython.parallel cimport prange
+from libc.stdint cimport uintptr_t
 
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
 
 cdef extern from "fwht.h" nogil:
     int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
     int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
+    void rf_scale_float(float *x, Py_ssize_t n, float s) noexcept
+    void rf_scale_double(double *x, Py_ssize_t n, double s) noexcept
+    int rf_fwht_set_isa(const char *name) noexcept
+
+ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
+ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
 
 
 def openmp_enabled():
@@ -15,18 +22,34 @@ def openmp_enabled():
 
 
 def isa():
-    """Name of the SIMD code path selected at run time for this CPU."""
+    """Name of the SIMD code path selected at run time for this CPU ("scalar", "avx2", "avx512")."""
     return rf_fwht_isa().decode("ascii")
+
+
+def set_isa(name):
+    """Select the FWHT code path by name (tests and benchmarks only; not thread-safe).
+
+    ``name`` is "scalar", "avx2", "avx512" or "auto" (the best this CPU supports).  All paths
+    return bit-identical results.  Raises ValueError for an unknown name or one this CPU lacks.
+    """
+    cdef bytes b = str(name).encode("ascii")
+    cdef int rc = rf_fwht_set_isa(b)
+    if rc == -1:
+        raise ValueError(f"unknown FWHT code path {name!r}; use 'scalar', 'avx2', 'avx512' "
+                         "or 'auto'")
+    if rc == -2:
+        raise ValueError(f"FWHT code path {name!r} is not supported by this CPU or build")
 
 
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
                      bint do_scale, bint check) noexcept nogil:
     """Transform one row; return 1 if the result holds a non-finite value (when checked)."""
-    cdef Py_ssize_t j
     fwht_inplace(x, log_n)
     if do_scale:
-        for j in range(n):
-            x[j] = x[j] * scale
+        if floating is float:
+            rf_scale_float(x, n, scale)
+        else:
+            rf_scale_double(x, n, scale)
     if check:
         if floating is float:
             return rf_all_finite_float(x, n) == 0
@@ -61,4 +84,41 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
         else:
             for i in prange(n_rows, schedule="static", num_threads=n_thr):
                 n_bad += _row(&x[i, 0], log_n, n, s, do_scale, check_finite)
+    return n_bad
+
+
+def apply_rows_cfunc(floating[:, ::1] x, int log_n, int n_threads, uintptr_t func):
+    """Benchmark hook: call an external C FWHT on every row, with the loop of :func:`fwht_rows`.
+
+    ``func`` is the address of a C function ``int f(T *buf, int log_n)`` (T float or double,
+    matching ``x``), e.g. ``ctypes.cast(lib.fht_float, ctypes.c_void_p).value`` for FFHT, so that
+    a peer kernel is timed with exactly the per-row overhead of randfeat's own.  Returns the
+    number of rows for which ``func`` returned non-zero.
+    """
+    cdef Py_ssize_t i, n_rows = x.shape[0]
+    cdef int n_thr = n_threads
+    cdef Py_ssize_t n_bad = 0
+    cdef fwht_f_ptr ff = <fwht_f_ptr>func
+    cdef fwht_d_ptr fd = <fwht_d_ptr>func
+    if func == 0:
+        raise ValueError("apply_rows_cfunc: func is a NULL pointer")
+    if n_rows == 0 or x.shape[1] == 0:
+        return 0
+    if n_thr > n_rows:
+        n_thr = <int>n_rows
+    if n_thr < 1:
+        n_thr = 1
+    with nogil:
+        if n_thr == 1:
+            for i in range(n_rows):
+                if floating is float:
+                    n_bad = n_bad + (ff(&x[i, 0], log_n) != 0)
+                else:
+                    n_bad = n_bad + (fd(&x[i, 0], log_n) != 0)
+        else:
+            for i in prange(n_rows, schedule="static", num_threads=n_thr):
+                if floating is float:
+                    n_bad += ff(&x[i, 0], log_n) != 0
+                else:
+                    n_bad += fd(&x[i, 0], log_n) != 0
     return n_bad

@@ -1,13 +1,31 @@
-/* Portable reference FWHT (radix-2 butterflies).  See fwht.h for the contract. */
+/* randfeat FWHT: portable scalar reference plus AVX2 and AVX-512 variants chosen at run time.
+ * See fwht.h for the contract.
+ *
+ * One portable build: the SIMD variants are compiled with __attribute__((target(...))) (GCC and
+ * Clang on x86-64 only; any other compiler or architecture gets the scalar code), and the best
+ * variant the CPU (and OS) supports is picked on the first call with __builtin_cpu_supports.
+ * The environment variable RANDFEAT_FWHT_ISA (scalar | avx2 | avx512 | auto), read once at that
+ * first call, caps the choice (e.g. RANDFEAT_FWHT_ISA=scalar forces the reference code);
+ * rf_fwht_set_isa() changes it later (for tests and benchmarks).
+ *
+ * Algorithm of the SIMD variants (fwht_simd.h): the lowest log2(lanes) levels are done inside
+ * each vector (permute + fused multiply-add by a +-1 sign vector: exact), the next 3-4 levels
+ * across 8-16 vectors held in registers, the remaining levels in radix-8/16 memory passes
+ * (3-4 levels per load/store), and lengths beyond L1 recurse on sub-blocks first (cache
+ * blocking) before a radix-8 pass on top.  Every path gives bit-identical results.
+ */
 #include "fwht.h"
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RF_FWHT_MAX_LOG 30
 
+/* ------------------------------------------------------------------ scalar reference */
+
 #define DEFINE_SCALAR(TYPE)                                                        \
-static void TYPE##_fwht_scalar(TYPE *x, int log_n)                                 \
+static void rf_fwht_scalar_##TYPE(TYPE *x, int log_n)                              \
 {                                                                                  \
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;                                     \
     for (ptrdiff_t h = 1; h < n; h <<= 1) {                                        \
@@ -20,26 +38,344 @@ static void TYPE##_fwht_scalar(TYPE *x, int log_n)                              
             }                                                                      \
         }                                                                          \
     }                                                                              \
+}                                                                                  \
+static void rf_scale_scalar_##TYPE(TYPE *x, ptrdiff_t n, TYPE s)                   \
+{                                                                                  \
+    for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;                                   \
 }
 
 DEFINE_SCALAR(float)
 DEFINE_SCALAR(double)
 
+/* ------------------------------------------------------------------ SIMD variants */
+
+#if (defined(__x86_64__) || defined(_M_X64)) && \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)) && !defined(RANDFEAT_FWHT_NO_SIMD)
+#define RF_HAVE_X86_SIMD 1
+#include <immintrin.h>
+#define RF_ALWAYS_INLINE __attribute__((always_inline))
+
+/* ---- AVX-512, float: 16 lanes */
+#define RF_TGT512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int k)
+{
+    switch (k) {
+    case 0: return _mm512_fmadd_ps(v, _mm512_set_ps(-1, 1, -1, 1, -1, 1, -1, 1,
+                                                     -1, 1, -1, 1, -1, 1, -1, 1),
+                                   _mm512_permute_ps(v, 0xB1));
+    case 1: return _mm512_fmadd_ps(v, _mm512_set_ps(-1, -1, 1, 1, -1, -1, 1, 1,
+                                                     -1, -1, 1, 1, -1, -1, 1, 1),
+                                   _mm512_permute_ps(v, 0x4E));
+    case 2: return _mm512_fmadd_ps(v, _mm512_set_ps(-1, -1, -1, -1, 1, 1, 1, 1,
+                                                     -1, -1, -1, -1, 1, 1, 1, 1),
+                                   _mm512_shuffle_f32x4(v, v, 0xB1));
+    default: return _mm512_fmadd_ps(v, _mm512_set_ps(-1, -1, -1, -1, -1, -1, -1, -1,
+                                                      1, 1, 1, 1, 1, 1, 1, 1),
+                                    _mm512_shuffle_f32x4(v, v, 0x4E));
+    }
+}
+#define RF_SFX avx512_float
+#define RF_ATTR RF_TGT512
+#define RF_T float
+#define RF_V __m512
+#define RF_LOGW 4
+#define RF_LOGR 4
+#define RF_MAXRAD 4
+#ifndef RF_LEAF_AVX512_FLOAT
+#define RF_LEAF_AVX512_FLOAT 13
+#endif
+#define RF_LEAF RF_LEAF_AVX512_FLOAT
+#ifndef RF_TOPRAD_AVX512_FLOAT
+#define RF_TOPRAD_AVX512_FLOAT 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX512_FLOAT
+#define RF_LOAD(p) _mm512_loadu_ps(p)
+#define RF_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define RF_ADD(a, b) _mm512_add_ps((a), (b))
+#define RF_SUB(a, b) _mm512_sub_ps((a), (b))
+#define RF_INTRA_ALL(v) rf_intra512f(rf_intra512f(rf_intra512f(rf_intra512f((v), 0), 1), 2), 3)
+#define RF_SCALE(v, s) _mm512_mul_ps((v), _mm512_set1_ps(s))
+#include "fwht_simd.h"
+#undef RF_SFX
+#undef RF_ATTR
+#undef RF_T
+#undef RF_V
+#undef RF_LOGW
+#undef RF_LOGR
+#undef RF_MAXRAD
+#undef RF_LEAF
+#undef RF_TOPRAD
+#undef RF_LOAD
+#undef RF_STORE
+#undef RF_ADD
+#undef RF_SUB
+#undef RF_INTRA_ALL
+#undef RF_SCALE
+
+/* ---- AVX-512, double: 8 lanes */
+static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const int k)
+{
+    switch (k) {
+    case 0: return _mm512_fmadd_pd(v, _mm512_set_pd(-1, 1, -1, 1, -1, 1, -1, 1),
+                                   _mm512_permute_pd(v, 0x55));
+    case 1: return _mm512_fmadd_pd(v, _mm512_set_pd(-1, -1, 1, 1, -1, -1, 1, 1),
+                                   _mm512_shuffle_f64x2(v, v, 0xB1));
+    default: return _mm512_fmadd_pd(v, _mm512_set_pd(-1, -1, -1, -1, 1, 1, 1, 1),
+                                    _mm512_shuffle_f64x2(v, v, 0x4E));
+    }
+}
+#define RF_SFX avx512_double
+#define RF_ATTR RF_TGT512
+#define RF_T double
+#define RF_V __m512d
+#define RF_LOGW 3
+#define RF_LOGR 4
+#define RF_MAXRAD 4
+#ifndef RF_LEAF_AVX512_DOUBLE
+#define RF_LEAF_AVX512_DOUBLE 12
+#endif
+#define RF_LEAF RF_LEAF_AVX512_DOUBLE
+#ifndef RF_TOPRAD_AVX512_DOUBLE
+#define RF_TOPRAD_AVX512_DOUBLE 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX512_DOUBLE
+#define RF_LOAD(p) _mm512_loadu_pd(p)
+#define RF_STORE(p, v) _mm512_storeu_pd((p), (v))
+#define RF_ADD(a, b) _mm512_add_pd((a), (b))
+#define RF_SUB(a, b) _mm512_sub_pd((a), (b))
+#define RF_INTRA_ALL(v) rf_intra512d(rf_intra512d(rf_intra512d((v), 0), 1), 2)
+#define RF_SCALE(v, s) _mm512_mul_pd((v), _mm512_set1_pd(s))
+#include "fwht_simd.h"
+#undef RF_SFX
+#undef RF_ATTR
+#undef RF_T
+#undef RF_V
+#undef RF_LOGW
+#undef RF_LOGR
+#undef RF_MAXRAD
+#undef RF_LEAF
+#undef RF_TOPRAD
+#undef RF_LOAD
+#undef RF_STORE
+#undef RF_ADD
+#undef RF_SUB
+#undef RF_INTRA_ALL
+#undef RF_SCALE
+
+/* ---- AVX2 + FMA, float: 8 lanes */
+#define RF_TGT256 __attribute__((target("avx2,fma")))
+static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int k)
+{
+    switch (k) {
+    case 0: return _mm256_fmadd_ps(v, _mm256_set_ps(-1, 1, -1, 1, -1, 1, -1, 1),
+                                   _mm256_permute_ps(v, 0xB1));
+    case 1: return _mm256_fmadd_ps(v, _mm256_set_ps(-1, -1, 1, 1, -1, -1, 1, 1),
+                                   _mm256_permute_ps(v, 0x4E));
+    default: return _mm256_fmadd_ps(v, _mm256_set_ps(-1, -1, -1, -1, 1, 1, 1, 1),
+                                    _mm256_permute2f128_ps(v, v, 0x01));
+    }
+}
+#define RF_SFX avx2_float
+#define RF_ATTR RF_TGT256
+#define RF_T float
+#define RF_V __m256
+#define RF_LOGW 3
+#define RF_LOGR 3
+#define RF_MAXRAD 3
+#ifndef RF_LEAF_AVX2_FLOAT
+#define RF_LEAF_AVX2_FLOAT 13
+#endif
+#define RF_LEAF RF_LEAF_AVX2_FLOAT
+#ifndef RF_TOPRAD_AVX2_FLOAT
+#define RF_TOPRAD_AVX2_FLOAT 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX2_FLOAT
+#define RF_LOAD(p) _mm256_loadu_ps(p)
+#define RF_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define RF_ADD(a, b) _mm256_add_ps((a), (b))
+#define RF_SUB(a, b) _mm256_sub_ps((a), (b))
+#define RF_INTRA_ALL(v) rf_intra256f(rf_intra256f(rf_intra256f((v), 0), 1), 2)
+#define RF_SCALE(v, s) _mm256_mul_ps((v), _mm256_set1_ps(s))
+#include "fwht_simd.h"
+#undef RF_SFX
+#undef RF_ATTR
+#undef RF_T
+#undef RF_V
+#undef RF_LOGW
+#undef RF_LOGR
+#undef RF_MAXRAD
+#undef RF_LEAF
+#undef RF_TOPRAD
+#undef RF_LOAD
+#undef RF_STORE
+#undef RF_ADD
+#undef RF_SUB
+#undef RF_INTRA_ALL
+#undef RF_SCALE
+
+/* ---- AVX2 + FMA, double: 4 lanes */
+static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const int k)
+{
+    switch (k) {
+    case 0: return _mm256_fmadd_pd(v, _mm256_set_pd(-1, 1, -1, 1), _mm256_permute_pd(v, 0x5));
+    default: return _mm256_fmadd_pd(v, _mm256_set_pd(-1, -1, 1, 1),
+                                    _mm256_permute2f128_pd(v, v, 0x01));
+    }
+}
+#define RF_SFX avx2_double
+#define RF_ATTR RF_TGT256
+#define RF_T double
+#define RF_V __m256d
+#define RF_LOGW 2
+#define RF_LOGR 3
+#define RF_MAXRAD 3
+#ifndef RF_LEAF_AVX2_DOUBLE
+#define RF_LEAF_AVX2_DOUBLE 12
+#endif
+#define RF_LEAF RF_LEAF_AVX2_DOUBLE
+#ifndef RF_TOPRAD_AVX2_DOUBLE
+#define RF_TOPRAD_AVX2_DOUBLE 3
+#endif
+#define RF_TOPRAD RF_TOPRAD_AVX2_DOUBLE
+#define RF_LOAD(p) _mm256_loadu_pd(p)
+#define RF_STORE(p, v) _mm256_storeu_pd((p), (v))
+#define RF_ADD(a, b) _mm256_add_pd((a), (b))
+#define RF_SUB(a, b) _mm256_sub_pd((a), (b))
+#define RF_INTRA_ALL(v) rf_intra256d(rf_intra256d((v), 0), 1)
+#define RF_SCALE(v, s) _mm256_mul_pd((v), _mm256_set1_pd(s))
+#include "fwht_simd.h"
+#undef RF_SFX
+#undef RF_ATTR
+#undef RF_T
+#undef RF_V
+#undef RF_LOGW
+#undef RF_LOGR
+#undef RF_MAXRAD
+#undef RF_LEAF
+#undef RF_TOPRAD
+#undef RF_LOAD
+#undef RF_STORE
+#undef RF_ADD
+#undef RF_SUB
+#undef RF_INTRA_ALL
+#undef RF_SCALE
+
+#endif /* RF_HAVE_X86_SIMD */
+
+/* ------------------------------------------------------------------ dispatch */
+
+typedef void (*rf_fwht_f_fn)(float *, int);
+typedef void (*rf_fwht_d_fn)(double *, int);
+typedef void (*rf_scale_f_fn)(float *, ptrdiff_t, float);
+typedef void (*rf_scale_d_fn)(double *, ptrdiff_t, double);
+
+typedef struct {
+    const char *name;
+    rf_fwht_f_fn fwht_f;
+    rf_fwht_d_fn fwht_d;
+    rf_scale_f_fn scale_f;
+    rf_scale_d_fn scale_d;
+} rf_impl;
+
+enum { RF_SCALAR = 0, RF_AVX2 = 1, RF_AVX512 = 2, RF_N_IMPL = 3 };
+
+static const rf_impl rf_impls[RF_N_IMPL] = {
+    {"scalar", rf_fwht_scalar_float, rf_fwht_scalar_double,
+     rf_scale_scalar_float, rf_scale_scalar_double},
+#ifdef RF_HAVE_X86_SIMD
+    {"avx2", rf_fwht_avx2_float, rf_fwht_avx2_double, rf_scale_avx2_float, rf_scale_avx2_double},
+    {"avx512", rf_fwht_avx512_float, rf_fwht_avx512_double,
+     rf_scale_avx512_float, rf_scale_avx512_double},
+#else
+    {"avx2", NULL, NULL, NULL, NULL},
+    {"avx512", NULL, NULL, NULL, NULL},
+#endif
+};
+
+/* Best implementation this CPU and OS support. */
+static int rf_best_supported(void)
+{
+#ifdef RF_HAVE_X86_SIMD
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return RF_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return RF_AVX2;
+#endif
+    return RF_SCALAR;
+}
+
+/* Index of a name, -1 when unknown; "auto" and "" give RF_N_IMPL (no cap). */
+static int rf_isa_index(const char *name)
+{
+    if (name == NULL || name[0] == '\0' || strcmp(name, "auto") == 0) return RF_N_IMPL;
+    for (int i = 0; i < RF_N_IMPL; ++i)
+        if (strcmp(name, rf_impls[i].name) == 0) return i;
+    return -1;
+}
+
+/* Selected implementation: -1 until resolved.  Resolution is idempotent (every thread computes
+ * the same value), so a race between first callers is harmless; the atomics keep it well
+ * defined. */
+static int rf_selected = -1;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RF_LOAD_SEL() __atomic_load_n(&rf_selected, __ATOMIC_ACQUIRE)
+#define RF_STORE_SEL(v) __atomic_store_n(&rf_selected, (v), __ATOMIC_RELEASE)
+#else
+#define RF_LOAD_SEL() (*(volatile int *)&rf_selected)
+#define RF_STORE_SEL(v) (*(volatile int *)&rf_selected = (v))
+#endif
+
+static int rf_resolve(void)
+{
+    int best = rf_best_supported();
+    int cap = rf_isa_index(getenv("RANDFEAT_FWHT_ISA"));
+    int sel = (cap >= 0 && cap < best) ? cap : best;  /* unknown name: ignored (auto) */
+    RF_STORE_SEL(sel);
+    return sel;
+}
+
+static inline const rf_impl *rf_get(void)
+{
+    int sel = RF_LOAD_SEL();
+    if (sel < 0) sel = rf_resolve();
+    return &rf_impls[sel];
+}
+
 int rf_fwht_float(float *x, int log_n)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    float_fwht_scalar(x, log_n);
+    rf_get()->fwht_f(x, log_n);
     return 0;
 }
 
 int rf_fwht_double(double *x, int log_n)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    double_fwht_scalar(x, log_n);
+    rf_get()->fwht_d(x, log_n);
     return 0;
 }
 
-const char *rf_fwht_isa(void) { return "scalar"; }
+void rf_scale_float(float *x, ptrdiff_t n, float s) { rf_get()->scale_f(x, n, s); }
+void rf_scale_double(double *x, ptrdiff_t n, double s) { rf_get()->scale_d(x, n, s); }
+
+const char *rf_fwht_isa(void) { return rf_get()->name; }
+
+int rf_fwht_set_isa(const char *name)
+{
+    int idx = rf_isa_index(name);
+    int best = rf_best_supported();
+    if (idx < 0) return -1;
+    if (idx == RF_N_IMPL) idx = best;
+    if (idx > best) return -2;
+    RF_STORE_SEL(idx);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ finiteness */
 
 int rf_all_finite_float(const float *x, ptrdiff_t n)
 {

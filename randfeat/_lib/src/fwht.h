@@ -23,8 +23,21 @@ int rf_fwht_double(double *x, int log_n);
 int rf_all_finite_float(const float *x, ptrdiff_t n);
 int rf_all_finite_double(const double *x, ptrdiff_t n);
 
-/* Name of the code path the dispatcher selected on this CPU (e.g. "scalar", "avx2", "avx512"). */
+/* x[0..n) *= s (vectorised with the selected ISA). */
+void rf_scale_float(float *x, ptrdiff_t n, float s);
+void rf_scale_double(double *x, ptrdiff_t n, double s);
+
+/* Name of the code path the dispatcher selected on this CPU: "scalar", "avx2" or "avx512".
+ * The best one the CPU supports is chosen on the first call; the environment variable
+ * RANDFEAT_FWHT_ISA (scalar | avx2 | avx512 | auto), read once then, caps it.  Every path gives
+ * bit-identical results (same butterflies, same order). */
 const char *rf_fwht_isa(void);
+
+/* Select a code path by name ("scalar", "avx2", "avx512", or "auto" = best supported), for tests
+ * and benchmarks.  Returns 0, -1 for an unknown name, -2 when this CPU/build lacks it.  Do not
+ * call it while another thread is transforming (the switch is atomic, but the caller decides
+ * which path a running transform uses). */
+int rf_fwht_set_isa(const char *name);
 
 #ifdef __cplusplus
 }

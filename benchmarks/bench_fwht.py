@@ -1,0 +1,128 @@
+"""Time randfeat's FWHT against its peers, side by side in one run.
+
+For every dtype (float32, float64), length d = 2**k and thread count, a batch of ~64 MiB of
+random vectors (rows of a C-contiguous, 64-byte aligned array) is transformed in place by each
+implementation in turn; the repetitions are interleaved (implementation A, B, C, ..., A, B, C, ...)
+so that machine noise hits every one alike, and each time is reported as ns per vector (best of
+the repetitions; the median is kept in the CSV).  Between two timed calls the batch is rescaled
+by 1/sqrt(d) (untimed) so the values stay O(1).
+
+Implementations
+---------------
+randfeat      ``randfeat.fwht(x, out=x, check_finite=False, n_threads=t)`` -- the public API
+randfeat-kern the compiled row loop alone (``randfeat._lib._fwht.fwht_rows``): API minus Python
+FFHT          FALCONN-LIB/FFHT's C kernel ``fht_float/fht_double`` called per row by the same
+              compiled row loop as randfeat-kern (so both pay the same per-row overhead and can
+              use the same threads).  Point the benchmark at a locally built shared library with
+              ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or ``--ffht-lib``), e.g. built in a
+              scratch clone with ``gcc -O3 -march=native -shared -fPIC fht.c fast_copy.c -o
+              libffht.so``.  Without it, ``import ffht`` (FFHT's own Python module) is tried and
+              called once per row from Python (1 thread).  Neither found: "skipped".
+pyfwht        pyfwht 2.0.1 ``fwht_f64_batch`` (float64 only; its own threading)
+sklearn-extra scikit-learn-extra 0.3.0 ``utils._cyfht.fht2`` (single-threaded)
+numpy         a naive NumPy radix-2 butterfly over the whole batch (single-threaded; on a batch
+              8x smaller, as it is slow)
+
+Ratios are peer time / randfeat-kern time (> 1: randfeat is faster).  A peer that cannot be
+imported is reported as skipped.  Single-threaded peers are timed once, at 1 thread.
+
+Usage::
+
+    python benchmarks/bench_fwht.py            # d = 2**8 .. 2**20, 1 and 2 threads (minutes)
+    python benchmarks/bench_fwht.py --quick    # fewer sizes, 16 MiB batches (seconds)
+    python benchmarks/bench_fwht.py --log-sizes 10 16 --threads 1 --csv out.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+try:  # run from a checkout without installing
+    import randfeat  # noqa: F401
+except ImportError:  # pragma: no cover
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import randfeat
+from randfeat._fwht_bench import DTYPES, build_peers, cpu_name, fmt_ns, time_case
+from randfeat._lib import _fwht
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="d = 2^8, 2^10, 2^13, 2^16; 16 MiB batches; 3 repetitions")
+    ap.add_argument("--log-sizes", type=int, nargs=2, metavar=("LO", "HI"), default=None,
+                    help="log2 of the smallest and largest d (default 8 20)")
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=list(DTYPES))
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--batch-mib", type=float, default=None, help="batch size (default 64)")
+    ap.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (7)")
+    ap.add_argument("--ffht-lib", default=None,
+                    help="path of a ctypes-loadable FFHT .so (else $RANDFEAT_BENCH_FFHT_LIB)")
+    ap.add_argument("--no-numpy", action="store_true", help="skip the naive NumPy peer")
+    ap.add_argument("--csv", default=None, help="also write every timing to this CSV file")
+    args = ap.parse_args(argv)
+
+    if args.quick:
+        logs = [8, 10, 13, 16]
+        batch_mib, repeats = 16, 3
+    else:
+        lo, hi = args.log_sizes or (8, 20)
+        logs = list(range(lo, hi + 1))
+        batch_mib, repeats = 64, 7
+    if args.log_sizes and args.quick:
+        logs = [k for k in logs if args.log_sizes[0] <= k <= args.log_sizes[1]]
+    batch_mib = args.batch_mib or batch_mib
+    repeats = args.repeats or repeats
+
+    peers, skipped = build_peers(args.ffht_lib, with_numpy=not args.no_numpy)
+    print(f"# FWHT benchmark  {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"# machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} CPUs; "
+          f"randfeat {randfeat.__version__} ISA={_fwht.isa()} OpenMP={_fwht.openmp_enabled()}; "
+          f"numpy {np.__version__}")
+    print(f"# batch {batch_mib:g} MiB, {repeats} interleaved repetitions, best-of reported; "
+          "ratio = peer / randfeat-kern (> 1: randfeat faster)")
+    for p in peers:
+        print(f"#   {p.name:14s} {p.note}" + ("" if p.threaded else " [single-threaded]"))
+    for why in skipped:
+        print(f"#   skipped: {why}")
+    sys.stdout.flush()
+
+    rng = np.random.default_rng(0)
+    records = []
+    for n_thr in args.threads:
+        for dt in args.dtypes:
+            names = [p.name for p in peers if dt in p.dtypes and (p.threaded or n_thr == 1)]
+            others = [n for n in names if n != "randfeat-kern"]
+            print(f"\n## {dt}, {n_thr} thread{'s' if n_thr > 1 else ''} (ns per vector)\n")
+            head = ["d"] + names + [f"{n}/kern" for n in others]
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+            for log_n in logs:
+                t = time_case(peers, dt, log_n, n_thr, int(batch_mib * 2**20), repeats, rng)
+                best = {k: min(v) for k, v in t.items()}
+                for k, v in t.items():
+                    records.append((dt, n_thr, 1 << log_n, k, min(v), statistics.median(v)))
+                ref = best["randfeat-kern"]
+                cells = [f"2^{log_n}"] + [fmt_ns(best.get(n)) for n in names]
+                cells += [f"{best[n] / ref:.2f}" for n in others]
+                print("| " + " | ".join(cells) + " |")
+                sys.stdout.flush()
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("dtype,n_threads,d,impl,best_ns,median_ns\n")
+            for r in records:
+                f.write(",".join(str(v) for v in r) + "\n")
+        print(f"\n# wrote {args.csv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Timing harness shared by ``benchmarks/bench_fwht.py`` and ``python -m randfeat`` (private).
+
+See ``benchmarks/bench_fwht.py`` for the method and the peers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+import randfeat
+from randfeat._lib import _fwht
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def aligned_empty(shape, dtype, align=64):
+    """C-contiguous empty array whose data pointer is a multiple of ``align`` bytes."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def naive_numpy_fwht(x):
+    """In-place radix-2 FWHT of every row of a 2-D C-contiguous array, with NumPy slicing."""
+    n_rows, n = x.shape
+    h = 1
+    while h < n:
+        v = x.reshape(n_rows, n // (2 * h), 2, h)
+        a = v[:, :, 0, :].copy()
+        b = v[:, :, 1, :]
+        v[:, :, 0, :] += b
+        np.subtract(a, b, out=b)
+        h *= 2
+    return x
+
+
+class Peer:
+    """One implementation: name, supported dtypes, thread-aware or not, and a runner factory."""
+
+    def __init__(self, name, make, dtypes=("float32", "float64"), threaded=True,
+                 batch_fraction=1, note=""):
+        self.name, self.make, self.dtypes = name, make, dtypes
+        self.threaded, self.batch_fraction, self.note = threaded, batch_fraction, note
+
+
+def _ffht_peer(lib_path):
+    """FFHT through ctypes (C row loop) when a library is given, else ``import ffht``."""
+    lib_path = lib_path or os.environ.get("RANDFEAT_BENCH_FFHT_LIB")
+    if lib_path:
+        try:
+            lib = ctypes.CDLL(os.path.abspath(lib_path))
+            addr = {"float32": ctypes.cast(lib.fht_float, ctypes.c_void_p).value,
+                    "float64": ctypes.cast(lib.fht_double, ctypes.c_void_p).value}
+        except (OSError, AttributeError) as exc:
+            return None, f"FFHT library {lib_path!r} not loadable: {exc}"
+
+        def make(x, log_n, n_thr, dt):
+            f = addr[dt]
+            return lambda: _fwht.apply_rows_cfunc(x, log_n, n_thr, f)
+        return Peer("FFHT", make, note=f"C kernel from {lib_path}, randfeat's row loop"), None
+    try:
+        import ffht  # noqa: PLC0415
+        probe = np.zeros(8, np.float32)
+        ffht.fht(probe)
+    except Exception as exc:  # ImportError, or its removed NumPy C-API under NumPy 2
+        return None, (f"FFHT: no RANDFEAT_BENCH_FFHT_LIB and `import ffht` failed "
+                      f"({type(exc).__name__}: {exc})")
+
+    def make(x, log_n, n_thr, dt):
+        rows = list(x)
+
+        def run():
+            for r in rows:
+                ffht.fht(r)
+        return run
+    return Peer("FFHT", make, threaded=False, note="`import ffht`, one Python call per row"), None
+
+
+def _quiet_call(f, *args):
+    """Call f with the process's C-level stdout sent to /dev/null."""
+    import sys  # noqa: PLC0415
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return f(*args)
+    finally:
+        try:
+            ctypes.CDLL(None).fflush(None)  # flush C stdio while stdout is still /dev/null
+        except (OSError, AttributeError):  # pragma: no cover - non-POSIX
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _pyfwht_peer():
+    try:
+        from pyfwht import _pyfwht  # noqa: PLC0415
+    except Exception as exc:
+        return None, f"pyfwht: {type(exc).__name__}: {exc}"
+
+    _quiet_call(_pyfwht.fwht_f64_batch, [np.zeros(8)], 8)  # it announces its backend once
+
+    def make(x, log_n, n_thr, dt):
+        rows = list(x)  # views: transformed in place
+        n = x.shape[1]
+        return lambda: _pyfwht.fwht_f64_batch(rows, n)
+    return Peer("pyfwht", make, dtypes=("float64",), threaded=False,
+                note="fwht_f64_batch; float64 only"), None
+
+
+def _sklearn_extra_peer():
+    try:
+        from sklearn_extra.utils import _cyfht  # noqa: PLC0415
+    except Exception as exc:
+        return None, f"sklearn-extra: {type(exc).__name__}: {exc}"
+
+    def make(x, log_n, n_thr, dt):
+        return lambda: _cyfht.fht2(x)
+    return Peer("sklearn-extra", make, threaded=False, note="_cyfht.fht2 (in place)"), None
+
+
+def build_peers(ffht_lib=None, with_numpy=True):
+    peers = [
+        Peer("randfeat", lambda x, log_n, t, dt: (
+            lambda: randfeat.fwht(x, out=x, check_finite=False, n_threads=t)),
+            note="public API fwht(x, out=x, check_finite=False)"),
+        Peer("randfeat-kern", lambda x, log_n, t, dt: (lambda: _fwht.fwht_rows(x, log_n, t)),
+             note="compiled row loop only"),
+    ]
+    skipped = []
+    for p, why in (_ffht_peer(ffht_lib), _pyfwht_peer(), _sklearn_extra_peer()):
+        if p is None:
+            skipped.append(why)
+        else:
+            peers.append(p)
+    if with_numpy:
+        peers.append(Peer("numpy", lambda x, log_n, t, dt: (lambda: naive_numpy_fwht(x)),
+                          threaded=False, batch_fraction=8, note="naive radix-2 butterfly"))
+    return peers, skipped
+
+
+# --------------------------------------------------------------------------- timing
+
+def time_case(peers, dt, log_n, n_thr, batch_bytes, repeats, rng):
+    """Interleaved timings of every applicable peer: {name: [ns per vector, ...]}."""
+    d = 1 << log_n
+    itemsize = np.dtype(DTYPES[dt]).itemsize
+    n_rows = max(4, batch_bytes // (d * itemsize))
+    active = [p for p in peers if dt in p.dtypes and (p.threaded or n_thr == 1)]
+    bufs, runs = {}, {}
+    for p in active:
+        rows = max(2, n_rows // p.batch_fraction)
+        x = aligned_empty((rows, d), DTYPES[dt])
+        x[...] = rng.standard_normal((rows, d), dtype=np.float32)
+        bufs[p.name] = x
+        runs[p.name] = p.make(x, log_n, n_thr, dt)
+    rescale = DTYPES[dt](1.0 / np.sqrt(d))
+    times = {p.name: [] for p in active}
+    for rep in range(repeats):
+        order = active[rep % len(active):] + active[:rep % len(active)]
+        for p in order:
+            x = bufs[p.name]
+            np.multiply(x, rescale, out=x)  # untimed: keep values O(1)
+            t0 = time.perf_counter()
+            runs[p.name]()
+            dt_s = time.perf_counter() - t0
+            times[p.name].append(dt_s / x.shape[0] * 1e9)
+    return times
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e4:
+        return f"{ns / 1e3:.1f} µs"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+def cpu_name():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"

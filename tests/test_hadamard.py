@@ -1,0 +1,409 @@
+"""Tests of randfeat.fwht and of its compiled kernels (every SIMD code path).
+
+The transform is deterministic algebra, so these are exact or rounding-level checks (no
+statistical tolerance, no false-alarm budget).  Integer-valued inputs with |x| <= 8 make every
+partial sum exactly representable for d <= 2**12 (|sum| <= 2**15 < 2**24), so those comparisons
+with ``scipy.linalg.hadamard`` are exact in float32 and float64.
+"""
+
+import functools
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import given
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+
+from randfeat import fwht
+from randfeat._lib import _fwht
+
+RTOL = {np.float32: 2e-5, np.float64: 1e-12}
+
+
+def _ints(rng, shape, dtype=np.float64):
+    return rng.integers(-8, 9, size=shape).astype(dtype)
+
+
+@functools.lru_cache(maxsize=16)
+def _hadamard(d):
+    return scipy.linalg.hadamard(d).astype(np.float64)
+
+
+def _ref(x, axis=-1):
+    """scipy.linalg.hadamard(d) @ v along ``axis``, in float64."""
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
+    h = _hadamard(x.shape[-1])
+    return np.moveaxis(x @ h.T, -1, axis)
+
+
+def _available_isas():
+    out = []
+    for name in ("scalar", "avx2", "avx512"):
+        try:
+            _fwht.set_isa(name)
+        except ValueError:
+            continue
+        out.append(name)
+    _fwht.set_isa("auto")
+    return out
+
+
+ISAS = _available_isas()
+
+
+@pytest.fixture
+def restore_isa():
+    yield
+    _fwht.set_isa("auto")
+
+
+# ----------------------------------------------------------------------------- values
+
+@pytest.mark.parametrize("log_n", range(13))
+def test_matches_scipy_hadamard_every_size(log_n, global_dtype):
+    d = 1 << log_n
+    x = _ints(np.random.default_rng(log_n), (3, d), global_dtype)
+    y = fwht(x)
+    assert y.dtype == global_dtype
+    assert_array_equal(y, _ref(x).astype(global_dtype))
+
+
+@given(log_n=st.integers(0, 12), n_rows=st.integers(0, 5), data_seed=st.integers(0, 2**32 - 1),
+       f32=st.booleans())
+def test_matches_scipy_hadamard_property(log_n, n_rows, data_seed, f32):
+    dtype = np.float32 if f32 else np.float64
+    d = 1 << log_n
+    x = np.random.default_rng(data_seed).standard_normal((n_rows, d)).astype(dtype)
+    y = fwht(x)
+    assert y.shape == x.shape and y.dtype == dtype
+    scale = np.sqrt(d) * max(1.0, float(np.abs(x).max(initial=0)))
+    assert_allclose(y, _ref(x), rtol=0, atol=RTOL[dtype] * scale * log_n + 1e-30)
+
+
+@given(log_n=st.integers(0, 12), data_seed=st.integers(0, 2**32 - 1), f32=st.booleans())
+def test_involution(log_n, data_seed, f32):
+    """H(Hx) = d x, and with normalize=True the transform is its own inverse."""
+    dtype = np.float32 if f32 else np.float64
+    d = 1 << log_n
+    rng = np.random.default_rng(data_seed)
+    xi = _ints(rng, (2, d), dtype)
+    assert_array_equal(fwht(fwht(xi)), d * xi)  # exact: integer sums stay exact
+    x = rng.standard_normal((2, d)).astype(dtype)
+    assert_allclose(fwht(fwht(x, normalize=True), normalize=True), x,
+                    rtol=0, atol=RTOL[dtype] * (log_n + 1) * 10)
+
+
+@given(log_n=st.integers(0, 12), data_seed=st.integers(0, 2**32 - 1),
+       a=st.floats(-4, 4), b=st.floats(-4, 4))
+def test_linearity(log_n, data_seed, a, b):
+    d = 1 << log_n
+    rng = np.random.default_rng(data_seed)
+    x, y = rng.standard_normal((2, 3, d))
+    lhs = fwht(a * x + b * y)
+    rhs = a * fwht(x) + b * fwht(y)
+    assert_allclose(lhs, rhs, rtol=0, atol=1e-12 * np.sqrt(d) * (log_n + 1) * 20)
+
+
+@given(log_n=st.integers(0, 12), data_seed=st.integers(0, 2**32 - 1), f32=st.booleans())
+def test_parseval(log_n, data_seed, f32):
+    dtype = np.float32 if f32 else np.float64
+    x = np.random.default_rng(data_seed).standard_normal((3, 1 << log_n)).astype(dtype)
+    y = fwht(x, normalize=True)
+    assert y.dtype == dtype
+    assert_allclose(np.linalg.norm(y, axis=-1), np.linalg.norm(x, axis=-1),
+                    rtol=RTOL[dtype] * (log_n + 1) * 5)
+
+
+@given(log_n=st.integers(0, 10), n_rows=st.integers(1, 6), data_seed=st.integers(0, 2**32 - 1),
+       normalize=st.booleans())
+def test_batch_equals_row_by_row(log_n, n_rows, data_seed, normalize):
+    x = np.random.default_rng(data_seed).standard_normal((n_rows, 1 << log_n))
+    y = fwht(x, normalize=normalize)
+    for i in range(n_rows):
+        assert_array_equal(y[i], fwht(x[i], normalize=normalize))
+
+
+@pytest.mark.parametrize("shape", [(8,), (4, 2), (2, 8, 4), (4, 1, 2, 8), (2, 16, 1, 4)])
+def test_every_axis(shape, global_dtype):
+    x = _ints(np.random.default_rng(len(shape)), shape, global_dtype)
+    for axis in range(-len(shape), len(shape)):
+        y = fwht(x, axis=axis)
+        assert y.shape == x.shape and y.dtype == global_dtype and y.flags.c_contiguous
+        assert_array_equal(y, _ref(x, axis).astype(global_dtype))
+
+
+def test_length_one_is_identity_and_empty_batch():
+    x = np.array([[3.5], [-1.0]])
+    assert_array_equal(fwht(x), x)
+    assert_array_equal(fwht(x, normalize=True), x)
+    for dtype in (np.float32, np.float64, np.int64):
+        e = np.empty((0, 8), dtype=dtype)
+        y = fwht(e)
+        assert y.shape == (0, 8)
+        assert y.dtype == (np.float32 if dtype == np.float32 else np.float64)
+    e3 = np.empty((2, 0, 4))
+    assert fwht(e3, axis=-1).shape == (2, 0, 4)
+
+
+def test_known_answer():
+    assert_array_equal(fwht(np.array([1.0, 0.0, 1.0, 0.0])), [2.0, 2.0, 0.0, 0.0])
+    assert_array_equal(fwht(np.array([1, 2, 3, 4])), [10.0, -2.0, -4.0, 0.0])
+    assert_allclose(fwht(np.ones(16), normalize=True), np.eye(16)[0] * 4.0)
+
+
+# ----------------------------------------------------------------------------- dtypes
+
+@pytest.mark.parametrize("dtype, expected", [
+    (np.float32, np.float32), (np.float64, np.float64),
+    (np.int8, np.float64), (np.int16, np.float64), (np.int32, np.float64), (np.int64, np.float64),
+    (np.uint8, np.float64), (np.uint16, np.float64), (np.uint32, np.float64),
+    (np.uint64, np.float64), (np.bool_, np.float64),
+])
+def test_dtype_table(dtype, expected):
+    x = (np.arange(8) % 2).astype(dtype)
+    y = fwht(x)
+    assert y.dtype == expected
+    assert_array_equal(y, _ref(x.astype(np.float64)))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.float16, object,
+                                   np.longdouble, "U3", "datetime64[s]"])
+def test_unsupported_dtypes(dtype):
+    if np.dtype(dtype) == np.float64:  # platforms where longdouble is double
+        pytest.skip("longdouble is float64 here")
+    x = np.zeros(8, dtype=dtype)
+    msg = f"fwht: unsupported dtype {np.dtype(dtype).name} for x; randfeat computes in float32"
+    with pytest.raises(TypeError, match=re.escape(msg)):
+        fwht(x)
+
+
+def test_list_input():
+    assert_array_equal(fwht([1, 2, 3, 4]), [10.0, -2.0, -4.0, 0.0])
+
+
+# ----------------------------------------------------------------------------- layouts
+
+def test_strided_f_ordered_read_only_unmodified(global_dtype):
+    rng = np.random.default_rng(0)
+    base = _ints(rng, (6, 32), global_dtype)
+    keep = base.copy()
+    strided = base[::2, ::2]  # (3, 16), non-contiguous
+    assert_array_equal(fwht(strided), _ref(strided).astype(global_dtype))
+    assert_array_equal(fwht(base[:4, ::2], axis=0), _ref(base[:4, ::2], 0).astype(global_dtype))
+    f = np.asfortranarray(base[:4, :16])
+    assert_array_equal(fwht(f), _ref(f).astype(global_dtype))
+    assert_array_equal(fwht(f, axis=0), _ref(f, 0).astype(global_dtype))
+    ro = base.copy()
+    ro.flags.writeable = False
+    assert_array_equal(fwht(ro), _ref(ro).astype(global_dtype))
+    neg = base[:, ::-1]
+    assert_array_equal(fwht(neg), _ref(neg).astype(global_dtype))
+    assert_array_equal(base, keep)
+    assert_array_equal(ro, keep)
+
+
+def test_memmap_inputs(tmp_path, global_dtype):
+    x = _ints(np.random.default_rng(1), (4, 64), global_dtype)
+    path = tmp_path / "x.dat"
+    mm = np.memmap(path, dtype=global_dtype, mode="w+", shape=x.shape)
+    mm[...] = x
+    mm.flush()
+    del mm
+    ro = np.memmap(path, dtype=global_dtype, mode="r", shape=x.shape)
+    assert_array_equal(fwht(ro), _ref(x).astype(global_dtype))
+    assert_array_equal(fwht(ro, axis=0), _ref(x, 0).astype(global_dtype))
+    assert_array_equal(np.asarray(ro), x)
+    rw = np.memmap(path, dtype=global_dtype, mode="r+", shape=x.shape)
+    res = fwht(rw, out=rw)
+    assert res is rw
+    rw.flush()
+    assert_array_equal(np.fromfile(path, dtype=global_dtype).reshape(x.shape),
+                       _ref(x).astype(global_dtype))
+
+
+# ----------------------------------------------------------------------------- out
+
+def test_out_in_place(global_dtype):
+    x = _ints(np.random.default_rng(2), (3, 16), global_dtype)
+    expected = _ref(x).astype(global_dtype)
+    y = x.copy()
+    assert fwht(y, out=y) is y
+    assert_array_equal(y, expected)
+    # in place along a non-last axis (out not contiguous along it: goes through a buffer)
+    z = np.ascontiguousarray(x.T)
+    assert fwht(z, axis=0, out=z) is z
+    assert_array_equal(z, expected.T)
+    # separate out, input untouched
+    out = np.empty_like(x)
+    keep = x.copy()
+    assert fwht(x, out=out) is out
+    assert_array_equal(out, expected)
+    assert_array_equal(x, keep)
+    # strided out
+    big = np.zeros((3, 32), dtype=global_dtype)
+    view = big[:, ::2]
+    assert fwht(x, out=view) is view
+    assert_array_equal(big[:, ::2], expected)
+    assert_array_equal(big[:, 1::2], 0)
+
+
+def test_out_misaligned_rows_every_isa(restore_isa):
+    """Rows starting at any byte offset (unaligned SIMD loads) are transformed correctly."""
+    for isa in ISAS:
+        _fwht.set_isa(isa)
+        for dtype in (np.float32, np.float64):
+            raw = _ints(np.random.default_rng(3), 3 * 64 + 1, dtype)
+            x = raw[1:].reshape(3, 64)
+            expected = _ref(x).astype(dtype)
+            assert fwht(x, out=x) is x
+            assert_array_equal(x, expected)
+
+
+def test_out_errors():
+    x = np.ones((2, 8))
+    with pytest.raises(TypeError, match=re.escape(
+            "fwht: out must be a numpy.ndarray, got list")):
+        fwht(x, out=[0.0] * 16)
+    with pytest.raises(ValueError, match=re.escape(
+            "fwht: out has shape (2, 4) but x has shape (2, 8); pass an array of x's shape")):
+        fwht(x, out=np.empty((2, 4)))
+    with pytest.raises(TypeError, match=re.escape(
+            "fwht: out has dtype float32 but the result is float64; pass an out of dtype "
+            "float64")):
+        fwht(x, out=np.empty((2, 8), np.float32))
+    xi = np.ones((2, 8), dtype=np.int64)
+    with pytest.raises(TypeError, match=re.escape(
+            "fwht: out has dtype int64 but the result is float64; pass an out of dtype float64 "
+            "(integer and bool input is transformed in float64, so it cannot be transformed "
+            "in place)")):
+        fwht(xi, out=xi)
+    ro = np.ones((2, 8))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match=re.escape(
+            "fwht: out is read-only; pass a writable array (e.g. np.empty_like(x)) or "
+            "out=None")):
+        fwht(ro, out=ro)
+    assert_array_equal(ro, 1.0)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("d, nxt", [(0, 1), (3, 4), (5, 8), (6, 8), (7, 8), (12, 16),
+                                    (1000, 1024), (1025, 2048)])
+def test_not_power_of_two(d, nxt):
+    with pytest.raises(ValueError, match=re.escape(
+            f"fwht: the length of x along axis -1 must be a power of two, got {d}; "
+            f"zero-pad it to {nxt} (e.g. with np.pad)")):
+        fwht(np.ones((2, d)))
+    with pytest.raises(ValueError, match=re.escape(f"along axis 0 must be a power of two, "
+                                                   f"got {d}; zero-pad it to {nxt}")):
+        fwht(np.ones((d, 4)), axis=0)
+
+
+def test_other_argument_errors():
+    with pytest.raises(ValueError, match=re.escape(
+            "fwht: x must have at least one dimension, got a 0-d array")):
+        fwht(np.float64(1.0))
+    with pytest.raises(np.exceptions.AxisError, match=re.escape(
+            "fwht: axis 2 is out of bounds for an array of dimension 2; use an axis in [-2, 1]")):
+        fwht(np.ones((2, 4)), axis=2)
+    with pytest.raises(TypeError, match=re.escape("fwht: axis must be an int, got 1.0")):
+        fwht(np.ones((2, 4)), axis=1.0)
+    with pytest.raises(TypeError, match=re.escape("fwht: normalize must be a bool, got 'yes'")):
+        fwht(np.ones(4), normalize="yes")
+    with pytest.raises(ValueError, match="n_threads must be a positive number of threads"):
+        fwht(np.ones(4), n_threads=0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite(bad, global_dtype):
+    x = np.ones((3, 8), dtype=global_dtype)
+    x[1, 2] = bad
+    keep = x.copy()
+    with pytest.raises(ValueError, match=re.escape(
+            "fwht: the result holds NaN or infinity in 1 of 3 transformed vectors: the input "
+            "contains NaN/inf or the sums overflowed")):
+        fwht(x)
+    assert_array_equal(x, keep)
+    y = fwht(x, check_finite=False)  # propagates without error
+    assert not np.isfinite(y[1]).any() and np.isfinite(y[[0, 2]]).all()
+
+
+def test_overflow_is_reported():
+    x = np.full((1, 4), 2e38, dtype=np.float32)
+    with pytest.raises(ValueError, match="overflowed float32; clean the input"):
+        fwht(x)
+    assert np.isfinite(fwht(x.astype(np.float64))).all()
+
+
+# ----------------------------------------------------------------------------- threads / ISAs
+
+@given(log_n=st.integers(0, 11), n_rows=st.integers(0, 17), data_seed=st.integers(0, 2**32 - 1),
+       normalize=st.booleans(), f32=st.booleans())
+def test_thread_count_bit_identical(log_n, n_rows, data_seed, normalize, f32):
+    dtype = np.float32 if f32 else np.float64
+    x = np.random.default_rng(data_seed).standard_normal((n_rows, 1 << log_n)).astype(dtype)
+    ref = fwht(x, normalize=normalize, n_threads=1)
+    for t in (2, 3, -1, None):
+        assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
+
+
+@pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
+def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
+    """Every SIMD code path gives exactly the scalar reference's bits, log_n = 0 .. 20."""
+    if isa == "(none)":
+        pytest.skip("no SIMD code path on this CPU/build")
+    rng = np.random.default_rng(4)
+    for log_n in range(21):
+        d = 1 << log_n
+        n_rows = max(1, min(4, 2**14 // d))
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal((n_rows, d)).astype(dtype)
+            _fwht.set_isa("scalar")
+            ref = x.copy()
+            _fwht.fwht_rows(ref, log_n, 1)
+            _fwht.set_isa(isa)
+            got = x.copy()
+            _fwht.fwht_rows(got, log_n, 2)
+            assert _fwht.isa() == isa
+            assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} log_n={log_n}")
+            if log_n <= 12:
+                assert_allclose(got, _ref(x).astype(dtype),
+                                rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
+
+
+def test_simd_scale_matches_scalar(restore_isa):
+    for dtype in (np.float32, np.float64):
+        x = np.random.default_rng(5).standard_normal((3, 1 << 9)).astype(dtype)
+        res = []
+        for isa in ISAS:
+            _fwht.set_isa(isa)
+            res.append(fwht(x, normalize=True))
+        for r in res[1:]:
+            assert_array_equal(r, res[0])
+
+
+def test_set_isa_errors(restore_isa):
+    with pytest.raises(ValueError, match="unknown FWHT code path 'sse9'"):
+        _fwht.set_isa("sse9")
+    _fwht.set_isa("scalar")
+    assert _fwht.isa() == "scalar"
+    _fwht.set_isa("auto")
+    assert _fwht.isa() == ISAS[-1]
+
+
+def test_env_var_forces_scalar():
+    """RANDFEAT_FWHT_ISA, read once at the first transform, caps the code path."""
+    code = ("import numpy as np; from randfeat import fwht; from randfeat._lib import _fwht; "
+            "y = fwht(np.arange(64.0)); print(_fwht.isa(), y[0])")
+    env = dict(os.environ, RANDFEAT_FWHT_ISA="scalar")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=root)
+    assert out.stdout.split() == ["scalar", "2016.0"]
