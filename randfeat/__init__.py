@@ -5,6 +5,7 @@ Feature maps
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 RandomFourierFeatures  random Fourier features (Rahimi & Recht 2007, Algorithm 1)
 Fastfood               Fastfood features in O(n log d) (Le, Sarlós & Smola 2013)
+RandomBinningFeatures  random binning features (Rahimi & Recht 2007, Algorithm 2), sparse CSR
 
 Kernels
 -------
@@ -13,6 +14,7 @@ kernels                exact shift-invariant kernels and their spectral samplers
 
 from randfeat import kernels
 from randfeat._validation import is_power_of_two, next_power_of_two
+from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
@@ -21,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Fastfood",
+    "RandomBinningFeatures",
     "RandomFourierFeatures",
     "__version__",
     "fwht",
