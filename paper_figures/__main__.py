@@ -30,6 +30,9 @@ def build_parser():
     ap.add_argument("--datasets", default=None,
                     help="comma-separated subset of dataset names (default: all at hand)")
     ap.add_argument("--refresh", action="store_true", help="ignore the cache and recompute")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS/LAPACK threads (default 1: on a shared machine multi-threaded "
+                         "LAPACK factorisations thrash; randfeat's own kernels use OpenMP)")
     return ap
 
 
@@ -43,6 +46,8 @@ def main(argv=None):
     targets = TARGETS if args.target == "all" else (args.target,)
     t_all = time.perf_counter()
     written = []
+    from threadpoolctl import threadpool_limits
+    limiter = threadpool_limits(limits=args.blas_threads, user_api="blas")
     for target in targets:
         mod = importlib.import_module(f"paper_figures.{target}")
         p = mod.params(args)
@@ -54,6 +59,7 @@ def main(argv=None):
         written += paths
         print(f"[{target}] {time.perf_counter() - t0:.1f} s -> "
               + ", ".join(str(x) for x in paths), file=sys.stderr)
+    limiter.restore_original_limits()
     print(f"done in {time.perf_counter() - t_all:.1f} s; outputs in {out}", file=sys.stderr)
     for pth in written:
         print(pth)

@@ -20,10 +20,10 @@ Two solvers, chosen from the type of the features:
   (memory :math:`O(D^2 + DK)`, never :math:`N \\times D`).  With the centred statistics
   :math:`A = Z_c^\\top Z_c`, :math:`c = Z_c^\\top Y_c` the solution is
   :math:`w = (A + n\\alpha I)^{-1} c`, :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
-  :math:`\\alpha` is solved from one accumulation with one eigendecomposition
-  :math:`A = Q \\Lambda Q^\\top` (:math:`w_\\alpha = Q (\\Lambda + n\\alpha)^{-1} Q^\\top c`);
-  the final model is solved with a Cholesky factorisation
-  (:func:`scipy.linalg.cho_factor` / :func:`scipy.linalg.cho_solve`).
+  :math:`\\alpha` is solved from one accumulation by one Cholesky factorisation per
+  :math:`\\alpha` (:func:`scipy.linalg.cho_factor` / :func:`scipy.linalg.cho_solve`), falling back
+  to the eigendecomposition :math:`A = Q \\Lambda Q^\\top`
+  (:math:`w_\\alpha = Q (\\Lambda + n\\alpha)^{-1} Q^\\top c`) when a factorisation fails.
 * **sparse features** (random binning, CSR with a hashed, possibly huge width): the centred
   design is wrapped in a :class:`scipy.sparse.linalg.LinearOperator` (so centring never
   densifies it) and solved by damped LSQR (``damp = sqrt(n alpha)``; default) or by conjugate
@@ -150,13 +150,29 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         return G - n * np.outer(mz, mz), C - n * np.outer(mz, my), mz, my, n
 
     def _solve_path(self, stats, alphas):
-        """Coefficients for every alpha from one eigendecomposition: W (L, D, K), b (L, K)."""
+        """Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
+
+        One Cholesky factorisation of :math:`A + n\alpha I` per alpha (about 15 times cheaper
+        than an eigendecomposition each, so faster for fewer than ~15 alphas); if a
+        factorisation fails (alpha below the round-off of A), the eigendecomposition
+        :math:`A = Q\Lambda Q^\top` gives :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c`.
+        """
         A, c, mz, my, n = self._centred(stats)
         A = 0.5 * (A + A.T)
-        ev, Q = scipy.linalg.eigh(A, check_finite=False)
-        ev = np.clip(ev, 0.0, None)
-        Qc = Q.T @ c
-        W = np.stack([Q @ (Qc / (ev + n * a)[:, None]) for a in alphas])
+        eig = None
+        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
+        for j, a in enumerate(alphas):
+            M = A.copy()
+            M[np.diag_indices_from(M)] += n * a
+            try:
+                cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+                W[j] = scipy.linalg.cho_solve(cf, c, check_finite=False)
+            except np.linalg.LinAlgError:
+                if eig is None:
+                    ev, Q = scipy.linalg.eigh(A, check_finite=False)
+                    eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
+                ev, Q, Qc = eig
+                W[j] = Q @ (Qc / (ev + n * a)[:, None])
         b = my[None, :] - np.einsum("d,ldk->lk", mz, W)
         return W, b
 
@@ -170,9 +186,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             W = scipy.linalg.cho_solve(cf, c, check_finite=False)
             self.solver_ = "cholesky"
         except np.linalg.LinAlgError:  # pragma: no cover - needs a pathologically tiny alpha
-            A[np.diag_indices_from(A)] -= n * alpha
-            W, _ = self._solve_path([*stats], [alpha])
-            W = W[0]
+            W = self._solve_path(stats, [alpha])[0][0]
             self.solver_ = "eigh"
         b = my - mz @ W
         return W, b
