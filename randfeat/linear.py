@@ -150,7 +150,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         return G - n * np.outer(mz, mz), C - n * np.outer(mz, my), mz, my, n
 
     def _solve_path(self, stats, alphas):
-        """Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
+        r"""Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
 
         One Cholesky factorisation of :math:`A + n\alpha I` per alpha (about 15 times cheaper
         than an eigendecomposition each, so faster for fewer than ~15 alphas); if a
@@ -220,8 +220,9 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             yk = Y[:, k] - my[k]
             start = None if x0 is None else x0[:, k]
             if solver == "lsqr":
+                # no warm start: with x0, SciPy's LSQR damps the correction x - x0, not x
                 res = spla.lsqr(op, yk, damp=np.sqrt(n * alpha), atol=self.tol, btol=self.tol,
-                                iter_lim=self.max_iter, x0=start)
+                                iter_lim=self.max_iter)
                 W[:, k], it = res[0], res[2]
             else:  # cg on (ZcᵀZc + nαI) w = Zcᵀ y
                 normal = spla.LinearOperator(
@@ -311,10 +312,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 Ztr, Zva = Z[tr], Z[va]
                 errs = np.zeros(len(alphas))
                 Wprev = None
-                # largest alpha first (fast to converge), warm-starting the next one
+                # largest alpha first; CG warm-starts the next alpha from the previous solution
                 for j in np.argsort(alphas)[::-1]:
                     W, b, _ = self._iterative(Ztr, Y[tr], alphas[j], solver, x0=Wprev)
-                    Wprev = W
+                    Wprev = W if solver == "cg" else None
                     errs[j] = self._scores(np.asarray(Zva @ W) + b, Y[va])
                 self.validation_scores_ = errs
                 best = self._best(self.validation_scores_)
