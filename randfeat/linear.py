@@ -260,7 +260,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         if alphas.size > 1:
             if n < 2:
                 raise ValueError(f"choosing alpha on a validation split needs at least 2 "
-                                 f"samples, got {n}; pass a single alpha instead")
+                                 f"samples, got n_samples={n}; pass a single alpha instead")
             rng = check_random_state(self.random_state)
             perm = rng.permutation(n)
             n_val = min(n - 1, max(1, int(round(self.validation_fraction * n))))
@@ -298,13 +298,13 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 best = 0
             self.alpha_ = float(alphas[best])
             W, b = self._solve_one(stats, self.alpha_)
-            self.n_iter_ = None
+            self.n_iter_ = np.ones(Y.shape[1], dtype=int)  # one direct solve per target
         else:
             Z = self._as64(self._transform(X))
             if sp.issparse(Z):
                 # keep only occupied columns (hashed binning features are mostly empty); the
                 # weights of never-occupied columns are exactly 0
-                cols = np.flatnonzero(Z.getnnz(axis=0))
+                cols = np.flatnonzero(np.bincount(Z.indices, minlength=D))
                 Z = Z[:, cols].tocsr()
             else:
                 Z, cols = np.ascontiguousarray(Z), None
@@ -322,7 +322,8 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             else:
                 best, Wprev = 0, None
             self.alpha_ = float(alphas[best])
-            W, b, self.n_iter_ = self._iterative(Z, Y, self.alpha_, solver)
+            W, b, n_iter = self._iterative(Z, Y, self.alpha_, solver)
+            self.n_iter_ = np.array(n_iter, dtype=int)
             if cols is not None:
                 Wfull = np.zeros((D, W.shape[1]))
                 Wfull[cols] = W
@@ -355,8 +356,15 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                              ensure_all_finite=True, **kw)
 
     def __sklearn_tags__(self):
+        from sklearn.utils import get_tags
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        if self.features in (None, "passthrough"):
+            tags.input_tags.sparse = True
+        else:
+            try:
+                tags.input_tags.sparse = get_tags(self.features).input_tags.sparse
+            except Exception:  # a transformer without sklearn tags
+                tags.input_tags.sparse = False
         return tags
 
 
@@ -410,8 +418,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Width ``D`` of the feature map.
     solver_ : str
         Solver actually used for the final fit.
-    n_iter_ : list of int or None
-        LSQR/CG iterations per target of the final fit.
+    n_iter_ : ndarray of int, shape (n_targets,)
+        LSQR/CG iterations per target of the final fit (1 for the direct Cholesky solve).
     n_features_in_ : int
 
     References
@@ -434,6 +442,11 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
 
     def _scores(self, P, Y):
         return float(np.mean((P - Y) ** 2))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -507,7 +520,7 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
         self.classes_ = self._label_binarizer.classes_
         if len(self.classes_) < 2:
             raise ValueError(f"RandomFeatureRidgeClassifier needs at least 2 classes in y, got "
-                             f"{len(self.classes_)} ({self.classes_!r})")
+                             f"1 class ({self.classes_!r})")
         W, b = self._fit(X, Y)
         self.coef_, self.intercept_ = W.T.copy(), b
         return self

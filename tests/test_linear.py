@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import Ridge
 from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from randfeat import RandomBinningFeatures, RandomFourierFeatures
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
@@ -176,3 +177,11 @@ def test_errors():
         RandomFeatureRidgeClassifier().fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="Unknown label type"):
         RandomFeatureRidgeClassifier().fit(X, y)
+
+
+@parametrize_with_checks([RandomFeatureRidge(random_state=0),
+                          RandomFeatureRidgeClassifier(random_state=0),
+                          RandomFeatureRidge(RandomFourierFeatures(200, sigma=5.0, random_state=0),
+                                             random_state=0)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
