@@ -72,9 +72,9 @@ METHOD_LABELS = {
 BALLSUM_T = 2
 
 
-def make_features(method, n, sigma, seed):
+def make_features(method, n, sigma, seed, n_rows=None):
     """Unfitted feature map.  ``n`` = number of OUTPUT columns (paired cos/sin: n/2 frequencies);
-    for ``binning`` ``n`` is the number of grids P."""
+    for ``binning`` ``n`` is the number of grids P.  Nyström uses min(n, n_rows) landmarks."""
     RFF, FF, RB = _feature_classes()
     if method in ("rks", "fourier"):
         return RFF(n, kernel="gaussian", sigma=sigma, features="paired", random_state=seed)
@@ -90,7 +90,8 @@ def make_features(method, n, sigma, seed):
         return RB(n, kernel="laplacian", sigma=sigma, random_state=seed)
     if method == "nystrom":
         from sklearn.kernel_approximation import Nystroem
-        return Nystroem(kernel="rbf", gamma=1.0 / (2.0 * sigma ** 2), n_components=n,
+        return Nystroem(kernel="rbf", gamma=1.0 / (2.0 * sigma ** 2),
+                        n_components=n if n_rows is None else min(n, n_rows),
                         random_state=seed % (2 ** 31))
     raise ValueError(f"unknown method {method!r}")
 
@@ -151,8 +152,8 @@ def median_distance(X, *, p=2, seed=0, n_pairs=2000):
 
 
 # ----------------------------------------------------------------------------- learners
-def make_learner(method, task, *, n, sigma, seed, alphas=ALPHAS):
-    feats = make_features(method, n, sigma, seed)
+def make_learner(method, task, *, n, sigma, seed, alphas=ALPHAS, n_rows=None):
+    feats = make_features(method, n, sigma, seed, n_rows=n_rows)
     cls = RandomFeatureRidgeClassifier if task != "regression" else RandomFeatureRidge
     kw = {}
     if method == "binning":
@@ -215,7 +216,8 @@ def fit_timed(method, data, *, n, sigma, seed, alphas=ALPHAS):
     if method == "exact":
         model = ExactKernelRidge(sigma, alphas=alphas, seed=seed)
     else:
-        model = make_learner(method, data["task"], n=n, sigma=sigma, seed=seed, alphas=alphas)
+        model = make_learner(method, data["task"], n=n, sigma=sigma, seed=seed, alphas=alphas,
+                             n_rows=len(data["Xtr"]))
     t0 = time.perf_counter()
     model.fit(data["Xtr"], data["ytr"])
     fit_s = time.perf_counter() - t0
@@ -238,7 +240,8 @@ def select_sigma(method, data, *, n, seed, factors=SIGMA_FACTORS, search_rows=40
     gauss_method = "rks" if method == "exact" else method
     for f in factors:
         s = ref * f
-        model = make_learner(gauss_method, data["task"], n=n, sigma=s, seed=seed)
+        model = make_learner(gauss_method, data["task"], n=n, sigma=s, seed=seed,
+                             n_rows=len(Xs))
         model.fit(Xs, ys)
         scores[s] = float(np.min(model.validation_scores_))
     best = min(scores, key=lambda s: (scores[s], -s))

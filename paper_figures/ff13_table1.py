@@ -28,9 +28,10 @@ PAPER = [(1024, 16384, 0.00058, 0.0139, 24, 256), (4096, 32768, 0.00137, 0.1222,
 
 def _available_bytes():
     try:
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
     except OSError:  # pragma: no cover - non-Linux
         pass
     return 8 << 30

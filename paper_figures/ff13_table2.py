@@ -84,7 +84,7 @@ def compute(p):
                 continue
             fam = method if method in ("ff_fft", "ff_ballsum") else "rks"
             sigma = sig[fam][0]
-            rm, rel, times, alphas, seeds = [], [], [], [], []
+            rm, rel, rng_y, times, alphas, seeds = [], [], [], [], [], []
             for r in range(p["reps"]):
                 d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
                                                 max_train=p["max_train"], max_test=p["max_test"])
@@ -94,11 +94,13 @@ def compute(p):
                 e = C.rmse(d["yte"], pred)
                 rm.append(e)
                 rel.append(e / float(np.std(d["yte"])))
+                rng_y.append(e / float(np.ptp(d["ytr"])))
                 times.append(fit_s)
                 alphas.append(model.alpha_)
                 seeds.append(seed)
             out.append(dict(dataset=ds, method=method, sigma=sigma,
                             sigma_scores=sig[fam][1], rmse=rm, rmse_over_std=rel,
+                            rmse_over_range=rng_y,
                             fit_seconds=times, alphas=alphas, seeds=seeds,
                             n_train=d0["n_train"], n_test=d0["n_test"]))
     return dict(results=out)
@@ -140,7 +142,10 @@ def render(result, p, out_dir):
             rows.append([info[0], name, C.fmt(pv), f"{C.fmt(m)} ± {C.fmt(s)}", ratio, verdict,
                          C.fmt(mr), C.fmt(float(np.mean(r["fit_seconds"])), 2),
                          f"{r['sigma']:.3g}", f"{r['n_train']} / {r['n_test']}",
-                         NOTES.get(ds, "")])
+                         NOTES.get(ds, "") + (
+                             f"; RMSE / range(y_train) = {np.mean(r['rmse_over_range']):.3f} "
+                             "(if FF13 scaled y to [0, 1])" if ds == "parkinsons"
+                             and "rmse_over_range" in r else "")])
     banner = ""
     if p["quick"]:
         banner = (f"**QUICK MODE**: n_out = {p['n_out']} (paper: 2048), train/test subsampled to "
