@@ -19,7 +19,7 @@ import numpy as np
 from paper_figures import _common as C
 
 CODE_VERSION = 1
-ALPHAS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+ALPHAS = (1e-6, 1e-4, 1e-2)
 
 
 def params(cfg):
