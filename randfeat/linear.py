@@ -334,11 +334,12 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         self.alphas_ = alphas
         return W, b
 
-    @staticmethod
-    def _best(scores):
-        # smallest validation score; among ties the largest alpha (alphas sorted as given)
+    def _best(self, scores):
+        # smallest validation score; among ties (to round-off) the largest, safest alpha
+        alphas = self._check_alphas()
         m = np.min(scores)
-        return int(np.flatnonzero(scores <= m * (1 + 1e-12) + 1e-300)[-1])
+        ties = np.flatnonzero(scores <= m * (1 + 1e-12) + 1e-300)
+        return int(ties[np.argmax(alphas[ties])])
 
     def _decision(self, X):
         check_is_fitted(self)

@@ -185,3 +185,12 @@ def test_errors():
                                              random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_ties_choose_the_largest_alpha():
+    """A constant target gives identical validation errors for every alpha: pick the largest,
+    whatever the order of the grid."""
+    X, _ = _data(0, n=50)
+    y = np.full(50, 2.0)
+    for grid in ([1e-3, 1.0, 1e-1], [1.0, 1e-3], [1e-3, 1e-1, 1.0]):
+        assert RandomFeatureRidge(alphas=grid, random_state=0).fit(X, y).alpha_ == 1.0
