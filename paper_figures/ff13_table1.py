@@ -99,7 +99,10 @@ def render(result, p, out_dir):
            f"One {p['dtype']} vector, n frequencies (2n paired cos/sin outputs), n_threads=1, "
            f"median of {p['repeats']} timed transforms on this (shared) machine; the paper's "
            "times are 2013 hardware (Spiral FWHT vs Eigen). Memory: bytes of the random "
-           "parameters at float32.\n",
+           "parameters at float32. Our RKS times are memory-bandwidth-bound matrix–vector "
+           "products (the d x n float32 matrix is read once per call); on this shared machine "
+           "they vary several-fold with the load of other processes, which inflates the "
+           "speed-up column — compare the Fastfood column with the paper's directly.\n",
            C.md_table(header, rows), "",
            f"Compute time of this table: {result.get('compute_seconds', float('nan')):.0f} s."]
     path = Path(out_dir) / "ff13_table1.md"
