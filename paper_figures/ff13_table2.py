@@ -58,52 +58,66 @@ def params(cfg):
         ok, msg = C.dataset_available(ds, cfg.data_dir)
         rows.append(dict(dataset=ds, available=ok, missing=msg))
     q = cfg.quick
-    return dict(rows=rows, data_dir=str(cfg.data_dir), reps=cfg.reps or (1 if q else 3),
+    return dict(rows=rows, data_dir=str(cfg.data_dir), cache_dir=str(cfg.out),
+                reps=cfg.reps or (1 if q else 3),
                 seed=cfg.seed, n_out=256 if q else 2048, max_train=1500 if q else None,
-                max_test=1500 if q else None, search_rows=800 if q else 3000,
+                max_test=1500 if q else None, search_rows=800 if q else 2000,
                 factors=[0.25, 0.5, 1.0, 2.0] if q else list(C.SIGMA_FACTORS),
                 alphas=list(C.ALPHAS), quick=q, exact_max_rows=EXACT_MAX_ROWS)
 
 
 def compute(p):
+    """One cached computation per dataset (resumable; datasets can run in parallel processes
+    with ``--datasets``), then the table's result is their concatenation."""
+    from paper_figures._cache import cached
+
     out = []
     avail = [r["dataset"] for r in p["rows"] if r["available"]]
+    common = {k: v for k, v in p.items() if k not in ("rows",)}
     for ds in C.progress(avail, desc="ff13_table2"):
-        d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
-                       max_test=p["max_test"])
-        sig = {}
-        for fam in ("rks", "ff_fft", "ff_ballsum"):
-            seed = C.derive_seed(p["seed"], "ff13_table2", ds, fam, "search")
-            sig[fam] = C.select_sigma(fam, d0, n=p["n_out"], seed=seed, factors=p["factors"],
-                                      search_rows=p["search_rows"])
-        for method in METHODS:
-            if method == "exact" and d0["n_train"] > p["exact_max_rows"]:
-                out.append(dict(dataset=ds, method=method, skipped=(
-                    f"{d0['n_train']} training rows > {p['exact_max_rows']}: dense kernel "
-                    "matrix not formed")))
-                continue
-            fam = method if method in ("ff_fft", "ff_ballsum") else "rks"
-            sigma = sig[fam][0]
-            rm, rel, rng_y, times, alphas, seeds = [], [], [], [], [], []
-            for r in range(p["reps"]):
-                d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
-                                                max_train=p["max_train"], max_test=p["max_test"])
-                seed = C.derive_seed(p["seed"], "ff13_table2", ds, method, r)
-                pred, fit_s, model = C.fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
-                                                 alphas=p["alphas"])
-                e = C.rmse(d["yte"], pred)
-                rm.append(e)
-                rel.append(e / float(np.std(d["yte"])))
-                rng_y.append(e / float(np.ptp(d["ytr"])))
-                times.append(fit_s)
-                alphas.append(model.alpha_)
-                seeds.append(seed)
-            out.append(dict(dataset=ds, method=method, sigma=sigma,
-                            sigma_scores=sig[fam][1], rmse=rm, rmse_over_std=rel,
-                            rmse_over_range=rng_y,
-                            fit_seconds=times, alphas=alphas, seeds=seeds,
-                            n_train=d0["n_train"], n_test=d0["n_test"]))
+        out += cached(p["cache_dir"], "ff13_table2_dataset" + ("_quick" if p["quick"] else ""),
+                      dict(common, dataset=ds), _compute_dataset, code_version=CODE_VERSION,
+                      log=lambda m: None)["rows"]
     return dict(results=out)
+
+
+def _compute_dataset(p):
+    ds = p["dataset"]
+    out = []
+    d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
+                   max_test=p["max_test"])
+    sig = {}
+    for fam in ("rks", "ff_fft", "ff_ballsum"):
+        seed = C.derive_seed(p["seed"], "ff13_table2", ds, fam, "search")
+        sig[fam] = C.select_sigma(fam, d0, n=p["n_out"], seed=seed, factors=p["factors"],
+                                  search_rows=p["search_rows"])
+    for method in METHODS:
+        if method == "exact" and d0["n_train"] > p["exact_max_rows"]:
+            out.append(dict(dataset=ds, method=method, skipped=(
+                f"{d0['n_train']} training rows > {p['exact_max_rows']}: dense kernel "
+                "matrix not formed")))
+            continue
+        fam = method if method in ("ff_fft", "ff_ballsum") else "rks"
+        sigma = sig[fam][0]
+        rm, rel, rng_y, times, alphas, seeds = [], [], [], [], [], []
+        for r in range(p["reps"]):
+            d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
+                                            max_train=p["max_train"], max_test=p["max_test"])
+            seed = C.derive_seed(p["seed"], "ff13_table2", ds, method, r)
+            pred, fit_s, model = C.fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
+                                             alphas=p["alphas"])
+            e = C.rmse(d["yte"], pred)
+            rm.append(e)
+            rel.append(e / float(np.std(d["yte"])))
+            rng_y.append(e / float(np.ptp(d["ytr"])))
+            times.append(fit_s)
+            alphas.append(model.alpha_)
+            seeds.append(seed)
+        out.append(dict(dataset=ds, method=method, sigma=sigma,
+                        sigma_scores=sig[fam][1], rmse=rm, rmse_over_std=rel,
+                        rmse_over_range=rng_y, fit_seconds=times, alphas=alphas, seeds=seeds,
+                        n_train=d0["n_train"], n_test=d0["n_test"]))
+    return dict(rows=out)
 
 
 def render(result, p, out_dir):
