@@ -104,7 +104,7 @@ def _compute_dataset(p):
             d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
                                             max_train=p["max_train"], max_test=p["max_test"])
             seed = C.derive_seed(p["seed"], "ff13_table2", ds, method, r)
-            pred, fit_s, model = C.fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
+            pred, fit_s, model, _ = C.fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
                                              alphas=p["alphas"])
             e = C.rmse(d["yte"], pred)
             rm.append(e)

@@ -93,22 +93,25 @@ def test_verdicts(tmp_path):
                         missing="")], reps=3, quick=False, max_train=None, max_test=None,
              search_rows=1, factors=[1.0], alphas=[1.0], seed=0)
 
-    def res(errs, secs):
-        return dict(dataset="cpu_act", n=1, sigma=1.0, sigma_scores={}, errors=errs,
-                    fit_seconds=secs, alphas=[1e-3] * 3, seeds=[0, 1, 2], n_train=1,
-                    n_test=1, task="regression")
+    def res(errs, secs, cpu, sigma):
+        return dict(dataset="cpu_act", n=1, sigma=sigma, sigma_scores={0.5: 1, 1.0: 0.5, 2.0: 1},
+                    errors=errs, fit_seconds=secs, fit_cpu_seconds=cpu, alphas=[1e-3] * 3,
+                    seeds=[0, 1, 2], n_train=1, n_test=1, task="regression")
 
-    result = dict(results=[dict(res([3.0, 3.2, 3.4], [1.0, 1.0, 1.0]), method="fourier"),
-                           dict(res([6.0, 6.1, 6.2], [30.0, 30.0, 30.0]), method="binning")])
+    result = dict(results=[
+        dict(res([3.0, 3.2, 3.4], [1.0] * 3, [1.5] * 3, 1.0), method="fourier"),
+        dict(res([6.0, 6.1, 6.2], [30.0] * 3, [10.0] * 3, 2.0), method="binning")])
     rr07_table1.render(result, p, tmp_path)
     lines = [ln for ln in (tmp_path / "rr07_table1.md").read_text().splitlines()
              if ln.startswith("| CPU")]
     fourier, binning = lines
     cells_f = [c.strip() for c in fourier.split("|")]
     cells_b = [c.strip() for c in binning.split("|")]
-    assert cells_f[7] == "met" and cells_f[11] == "met" and cells_f[10] == "20x"
-    assert cells_b[7] == "NOT met" and cells_b[11] == "NOT met" and cells_b[10] == "6x"
+    assert cells_f[7] == "met" and cells_f[11] == "20x; 13x" and cells_f[12] == "met / met"
+    assert cells_b[7] == "NOT met" and cells_b[11] == "6x; 18x"
+    assert cells_b[12] == "NOT met / met"
     assert cells_f[6] == C.fmt(3.2 / 3.6, 2)
+    assert "edge of the searched grid" in cells_b[-2] and "edge" not in cells_f[-2]
 
 
 def test_metrics():
