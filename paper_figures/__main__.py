@@ -30,6 +30,8 @@ def build_parser():
     ap.add_argument("--datasets", default=None,
                     help="comma-separated subset of dataset names (default: all at hand)")
     ap.add_argument("--refresh", action="store_true", help="ignore the cache and recompute")
+    ap.add_argument("--render-only", action="store_true",
+                    help="render from the per-row caches only; rows not computed yet are marked")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS/LAPACK threads (default 1: on a shared machine multi-threaded "
                          "LAPACK factorisations thrash; randfeat's own kernels use OpenMP)")
@@ -40,6 +42,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from randfeat.datasets import get_data_home
     args.data_dir = get_data_home(args.data_dir)
+    if args.render_only:
+        from paper_figures import _cache
+        _cache.ONLY_CACHED = True
     args.datasets = [s.strip() for s in args.datasets.split(",")] if args.datasets else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -52,9 +57,15 @@ def main(argv=None):
         mod = importlib.import_module(f"paper_figures.{target}")
         p = mod.params(args)
         t0 = time.perf_counter()
-        result = cached(out, target + ("_quick" if args.quick else ""), p, mod.compute,
+        compute = mod.compute
+        if args.render_only and not getattr(mod, "NESTED_CACHE", False):
+            compute = lambda _p: {"not_cached": True}  # noqa: E731 - nothing cached to assemble
+        result = cached(out, target + ("_quick" if args.quick else ""), p, compute,
                         code_version=mod.CODE_VERSION, refresh=args.refresh,
                         log=lambda m: print(m, file=sys.stderr))
+        if result.get("not_cached"):
+            print(f"[{target}] not cached yet; nothing rendered (--render-only)", file=sys.stderr)
+            continue
         paths = mod.render(result, p, out)
         written += paths
         print(f"[{target}] {time.perf_counter() - t0:.1f} s -> "

@@ -36,16 +36,29 @@ def cache_key(target: str, params: dict, code_version: int) -> dict:
                       "randfeat_version": randfeat.__version__})
 
 
+#: set by ``--render-only``: cache misses return None instead of computing (nested caches).
+ONLY_CACHED = False
+
+
 def cached(out_dir, target, params, compute, *, code_version=1, refresh=False, log=print):
-    """Return ``compute(params)`` from the cache or compute and store it."""
+    """Return ``compute(params)`` from the cache or compute and store it.
+
+    With :data:`ONLY_CACHED` set, a miss returns None for nested (per-row) caches; the top-level
+    call (``log`` not None) then assembles what is cached without storing the partial result.
+    """
     key = cache_key(target, params, code_version)
     h = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     path = Path(out_dir) / "_cache" / target / f"{h}.json"
     if path.is_file() and not refresh:
         log(f"[{target}] using cached result {path}")
         return json.loads(path.read_text())["result"]
+    if ONLY_CACHED and target.endswith(("_row", "_dataset", "_row_quick", "_dataset_quick")):
+        return None
     t0 = time.perf_counter()
     result = _jsonable(compute(params))
+    if ONLY_CACHED:
+        result["partial"] = True
+        return result
     elapsed = time.perf_counter() - t0
     result["compute_seconds"] = elapsed
     result["machine"] = f"{platform.node()} {platform.processor() or platform.machine()}"

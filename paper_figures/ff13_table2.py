@@ -20,6 +20,7 @@ import numpy as np
 
 from paper_figures import _common as C
 
+NESTED_CACHE = True  # per-row caches: --render-only assembles them
 CODE_VERSION = 1
 
 METHODS = ("exact", "nystrom", "rks", "ff_fft", "ff_rbf", "ff_ballsum")
@@ -75,9 +76,11 @@ def compute(p):
     avail = [r["dataset"] for r in p["rows"] if r["available"]]
     common = {k: v for k, v in p.items() if k not in ("rows",)}
     for ds in C.progress(avail, desc="ff13_table2"):
-        out += cached(p["cache_dir"], "ff13_table2_dataset" + ("_quick" if p["quick"] else ""),
-                      dict(common, dataset=ds), _compute_dataset, code_version=CODE_VERSION,
-                      log=lambda m: None)["rows"]
+        r = cached(p["cache_dir"], "ff13_table2_dataset" + ("_quick" if p["quick"] else ""),
+                   dict(common, dataset=ds), _compute_dataset, code_version=CODE_VERSION,
+                   log=lambda m: None)
+        if r is not None:  # None: --render-only and not computed yet
+            out += r["rows"]
     return dict(results=out)
 
 
@@ -134,6 +137,10 @@ def render(result, p, out_dir):
             if not row["available"]:
                 rows.append([info[0], name, C.fmt(pv), "data missing", "–", "not run", "–", "–",
                              "–", "–", row["missing"].split(". ")[0]])
+                continue
+            if (ds, method) not in res:
+                rows.append([info[0], name, C.fmt(pv), "not computed yet", "–", "–", "–", "–",
+                             "–", "–", "still running"])
                 continue
             r = res[(ds, method)]
             if "skipped" in r:

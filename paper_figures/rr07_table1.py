@@ -17,6 +17,7 @@ import numpy as np
 
 from paper_figures import _common as C
 
+NESTED_CACHE = True  # per-row caches: --render-only assembles them
 CODE_VERSION = 2  # 2: sigma grid extension at the edge, CPU seconds
 
 # (paper label, dataset, task, D, P, Fourier err %, Fourier time s, Binning err %, Binning time s)
@@ -66,8 +67,10 @@ def compute(p):
     for row, method in C.progress(jobs, desc="rr07_table1"):
         q = dict(common, dataset=row["dataset"], method=method,
                  n=2 * row["D"] if method == "fourier" else row["P"])
-        out.append(cached(p["cache_dir"], "rr07_table1_row" + ("_quick" if p["quick"] else ""),
-                          q, _compute_row, code_version=CODE_VERSION, log=lambda m: None))
+        r = cached(p["cache_dir"], "rr07_table1_row" + ("_quick" if p["quick"] else ""),
+                   q, _compute_row, code_version=CODE_VERSION, log=lambda m: None)
+        if r is not None:  # None: --render-only and not computed yet
+            out.append(r)
     return dict(results=out)
 
 
@@ -112,6 +115,10 @@ def render(result, p, out_dir):
                 rows.append([label, name, size, fmt(pe), "data missing", "–", "not run", fmt(pt),
                              "–", "–", "–", "not run", "–", "–", "–",
                              row["missing"].split(". ")[0]])
+                continue
+            if (ds, method) not in res:
+                rows.append([label, name, size, fmt(pe), "not computed yet", "–", "–", fmt(pt),
+                             "–", "–", "–", "–", "–", "–", "–", "row still running"])
                 continue
             r = res[(ds, method)]
             m, s = C.mean_std(r["errors"])
