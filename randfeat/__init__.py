@@ -10,6 +10,12 @@ fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 Kernels
 -------
 kernels                exact shift-invariant kernels and their spectral samplers
+
+Learners and data
+-----------------
+RandomFeatureRidge            ridge regression on random features (streaming normal equations / LSQR)
+RandomFeatureRidgeClassifier  least-squares (±1, one-vs-rest) classification on random features
+datasets                      local loaders of the papers' benchmark datasets (randfeat.datasets)
 """
 
 from randfeat import kernels
@@ -18,12 +24,15 @@ from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
+from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Fastfood",
     "RandomBinningFeatures",
+    "RandomFeatureRidge",
+    "RandomFeatureRidgeClassifier",
     "RandomFourierFeatures",
     "__version__",
     "fwht",

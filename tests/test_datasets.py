@@ -1,0 +1,189 @@
+"""Tests of randfeat.datasets: tiny synthetic files of every format, missing-file errors, splits,
+and (when RANDFEAT_DATA points at the shared folder) the shapes of the real files."""
+
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _tiny_data import TINY_SHAPES, write_tiny_data
+
+from randfeat import datasets as ds
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return write_tiny_data(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.mark.parametrize("name", sorted(ds.DATASETS))
+def test_loader_reads_its_format(tiny, name):
+    b = ds.load_dataset(name, tiny)
+    n, d = TINY_SHAPES[name]
+    assert b.X.shape[0] == n == len(b.y)
+    if d is not None:
+        assert b.X.shape[1] == d
+    assert len(b.feature_names) == b.X.shape[1]
+    assert b.task in ("regression", "binary", "multiclass")
+    assert isinstance(b.DESCR, str) and b.DESCR
+    assert isinstance(b.provenance, str) and b.provenance
+    X = b.X.toarray() if sp.issparse(b.X) else b.X
+    assert X.dtype == np.float64 and np.isfinite(X).all()
+    if b.is_test is not None:
+        assert b.is_test.dtype == bool and b.is_test.shape == (n,)
+
+
+def test_census_says_it_is_a_stand_in(tiny):
+    b = ds.load_census(tiny)
+    assert "stand-in" in b.DESCR.lower() and "119" in b.DESCR
+    assert "stand-in" in ds.load_census.__doc__.lower()
+
+
+def test_kddcup_one_hot_and_binary_labels(tiny):
+    b = ds.load_kddcup99(tiny)
+    # 38 numeric + 3 protocols + 4 services + 3 flags in the tiny file
+    assert b.X.shape[1] == 38 + 3 + 4 + 3
+    onehot = b.X[:, 38:]
+    assert set(np.unique(onehot)) <= {0.0, 1.0}
+    assert np.all(onehot[:, :3].sum(1) == 1) and np.all(onehot[:, 3:7].sum(1) == 1)
+    assert set(np.unique(b.y)) <= {-1, 1}
+    assert np.all((b.y == -1) == (b.labels == "normal."))
+    assert b.feature_names[38].startswith("protocol_type=")
+
+
+def test_adult_fixed_split_and_123_features(tiny):
+    b = ds.load_adult(tiny)
+    assert sp.issparse(b.X) and b.X.shape[1] == 123
+    assert b.is_test.sum() == 100 and set(np.unique(b.y)) <= {-1, 1}
+    Xtr, Xte, ytr, yte = ds.paper_split(b)
+    assert Xtr.shape[0] == 200 and Xte.shape[0] == 100
+
+
+def test_wine_variants(tiny):
+    assert ds.load_wine(tiny).X.shape == (250, 11)
+    assert ds.load_wine(tiny, variant="red").X.shape == (120, 11)
+    both = ds.load_wine(tiny, variant="both")
+    assert both.X.shape == (370, 12) and both.feature_names[-1] == "is_red"
+    with pytest.raises(ValueError, match="variant must be 'white', 'red' or 'both', got 'rose'"):
+        ds.load_wine(tiny, variant="rose")
+
+
+def test_parkinsons_target_choice(tiny):
+    a = ds.load_parkinsons(tiny)
+    b = ds.load_parkinsons(tiny, target="motor_UPDRS")
+    assert a.target_name == "total_UPDRS" and "motor_UPDRS" in a.feature_names
+    assert "total_UPDRS" in b.feature_names and "subject#" in a.feature_names
+    with pytest.raises(ValueError, match="target must be"):
+        ds.load_parkinsons(tiny, target="age")
+
+
+def test_covtype_binary(tiny):
+    b = ds.load_covtype(tiny, binary=True)
+    assert set(np.unique(b.y)) <= {-1, 1} and b.task == "binary"
+    assert ds.load_covtype(tiny).task == "multiclass"
+
+
+def test_msd_official_split(tiny):
+    b = ds.load_year_prediction_msd(tiny)
+    assert not b.is_test.any()  # < 463,715 rows: all training
+    assert b.X.shape[1] == 90
+
+
+def test_paper_split_random_80_percent_and_seeded(tiny):
+    b = ds.load_cpu_act(tiny)
+    a1 = ds.paper_split(b, random_state=0)
+    a2 = ds.paper_split(b, random_state=0)
+    a3 = ds.paper_split(b, random_state=1)
+    assert a1[0].shape[0] == 240 and a1[1].shape[0] == 60
+    np.testing.assert_array_equal(a1[2], a2[2])
+    assert not np.array_equal(a1[2], a3[2])
+    # train and test are disjoint and cover the data
+    both = np.sort(np.concatenate([a1[2], a1[3]]))
+    np.testing.assert_array_equal(both, np.sort(b.y))
+
+
+@pytest.mark.parametrize("name,file,source", [
+    ("covtype", "covtype.data.gz", "archive.ics.uci.edu/dataset/31"),
+    ("ct_slices", "slice_localization_data.csv", "archive.ics.uci.edu/dataset/206"),
+    ("year_prediction_msd", "YearPredictionMSD.txt", "archive.ics.uci.edu/dataset/203"),
+    ("cpu_act", "cpu_act.arff.gz", "OpenML"),
+    ("adult", "a9a.gz", "LIBSVM"),
+])
+def test_missing_file_error_names_file_folder_and_source(tmp_path, name, file, source):
+    with pytest.raises(ds.DatasetNotFoundError) as info:
+        ds.load_dataset(name, tmp_path)
+    msg = str(info.value)
+    assert isinstance(info.value, FileNotFoundError)
+    assert repr(file) in msg and str(tmp_path) in msg and source in msg
+    assert "never downloads" in msg
+
+
+def test_missing_one_of_several_files(tmp_path):
+    write_tiny_data(tmp_path, skip=("insurance",))
+    (tmp_path / "ticdata2000.txt.gz").write_bytes(gzip.compress(b"1\t0\n"))
+    with pytest.raises(ds.DatasetNotFoundError, match="ticeval2000"):
+        ds.load_insurance(tmp_path)
+
+
+def test_environment_variable_and_default(tmp_path, monkeypatch, tiny):
+    monkeypatch.setenv("RANDFEAT_DATA", str(tiny))
+    assert ds.get_data_home() == Path(tiny)
+    assert ds.load_kegg().X.shape == (350, 27)
+    # the argument wins over the environment
+    with pytest.raises(ds.DatasetNotFoundError, match="data_home argument"):
+        ds.load_kegg(tmp_path)
+    monkeypatch.delenv("RANDFEAT_DATA")
+    assert ds.get_data_home() == Path("~/randfeat_data").expanduser()
+
+
+def test_unknown_dataset_name():
+    with pytest.raises(ValueError, match="unknown dataset 'iris'; choose one of"):
+        ds.load_dataset("iris")
+
+
+# ----------------------------------------------------------------------------- real files
+REAL = os.environ.get("RANDFEAT_DATA")
+needs_real = pytest.mark.skipif(
+    not REAL or not (Path(REAL) / "cpu_act.arff.gz").is_file(),
+    reason="RANDFEAT_DATA does not point at the shared data folder (CI sets ../shared/data)")
+
+# shapes from ../shared/data/README.md ("How these were checked")
+REAL_SHAPES = {
+    "cpu_act": ((8192, 21), None), "census": ((22784, 16), None),
+    "adult": ((32561 + 16281, 123), 16281), "wine": ((4898, 11), None),
+    "parkinsons": ((5875, 21), None), "insurance": ((5822 + 4000, 85), 4000),
+    "kegg": ((63608, 27), None),
+}
+
+
+@needs_real
+@pytest.mark.parametrize("name", sorted(REAL_SHAPES))
+def test_real_file_shapes(name):
+    b = ds.load_dataset(name)
+    shape, n_test = REAL_SHAPES[name]
+    assert b.X.shape == shape
+    if n_test is not None:
+        assert b.is_test.sum() == n_test
+    if name == "adult":
+        assert (b.y[~b.is_test] == 1).sum() == 7841 and (b.y[b.is_test] == 1).sum() == 3846
+    if name == "insurance":
+        assert b.y[:5822].sum() == 348 and b.y[5822:].sum() == 238
+
+
+@needs_real
+def test_real_kddcup_file_layout_quick():
+    """494,021 lines of 42 fields (counted without parsing; the full parse is the slow test)."""
+    path = Path(REAL) / "kddcup.data_10_percent.gz"
+    with gzip.open(path, "rb") as f:
+        first = f.readline()
+        n = 1 + sum(1 for _ in f)
+    assert n == 494021 and len(first.split(b",")) == 42
+
+
+@needs_real
+@pytest.mark.slow
+def test_real_kddcup_parse():
+    b = ds.load_kddcup99()
+    assert b.X.shape[0] == 494021 and (b.y == -1).sum() == 97278

@@ -1,0 +1,128 @@
+"""Smoke tests of ``python -m paper_figures`` in --quick mode on tiny synthetic data (tmp_path),
+plus the table verdict logic and the cache."""
+
+import json
+
+import numpy as np
+import pytest
+from _tiny_data import write_tiny_data
+
+from paper_figures import __main__ as cli
+from paper_figures import _common as C
+from paper_figures import rr07_table1
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    # covtype, CT slices and MSD left out: they must show up as "data missing"
+    return write_tiny_data(tmp_path_factory.mktemp("data"),
+                           skip=("covtype", "ct_slices", "year_prediction_msd"))
+
+
+def _run(args, capsys):
+    assert cli.main(args) == 0
+    return capsys.readouterr()
+
+
+def test_rr07_table1_quick_and_cache(tiny, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["rr07_table1", "--quick", "--data-dir", str(tiny), "--out", str(out),
+            "--datasets", "cpu_act,adult,covtype_binary"]
+    r1 = _run(args, capsys)
+    md = (out / "rr07_table1.md").read_text()
+    assert "QUICK MODE" in md and "| CPU | Fourier+LS | D=300 | 3.60 |" in md
+    assert "| Adult | Binning+LS | P=30 | 15.30 |" in md
+    assert "| Forest Cover | Fourier+LS | D=5000 | 11.60 | data missing |" in md
+    assert "covtype.data.gz" in md
+    cache = list((out / "_cache" / "rr07_table1_quick").glob("*.json"))
+    assert len(cache) == 1
+    stored = json.loads(cache[0].read_text())
+    assert stored["key"]["params"]["seed"] == 0 and stored["key"]["randfeat_version"]
+    res = stored["result"]["results"]
+    assert {(r["dataset"], r["method"]) for r in res} == {
+        ("cpu_act", "fourier"), ("cpu_act", "binning"), ("adult", "fourier"),
+        ("adult", "binning")}
+    assert all(len(r["seeds"]) == 1 and np.isfinite(r["errors"][0]) for r in res)
+    assert "computed in" in r1.err
+    # second run: from the cache, same table
+    r2 = _run(args, capsys)
+    assert "using cached result" in r2.err
+    assert (out / "rr07_table1.md").read_text() == md
+
+
+def test_ff13_table2_quick(tiny, tmp_path, capsys):
+    out = tmp_path / "out"
+    _run(["ff13_table2", "--quick", "--data-dir", str(tiny), "--out", str(out),
+          "--datasets", "wine,ct_slices"], capsys)
+    md = (out / "ff13_table2.md").read_text()
+    for m in ("Exact RBF", "Nyström RBF", "RKS RBF", "Fastfood FFT", "Fastfood RBF",
+              "Fastfood ball-sum"):
+        assert f"| Wine Quality | {m}" in md
+    assert "| CT slices (axial) | RKS RBF | 49.491 | data missing |" in md
+    assert "QUICK MODE" in md
+
+
+def test_ff13_fig1_and_table1_quick(tmp_path, capsys):
+    out = tmp_path / "out"
+    _run(["ff13_fig1", "--quick", "--out", str(out)], capsys)
+    assert (out / "ff13_fig1.png").stat().st_size > 1000
+    assert "| 1024 |" in (out / "ff13_fig1.md").read_text()
+    _run(["ff13_table1", "--quick", "--out", str(out)], capsys)
+    md = (out / "ff13_table1.md").read_text()
+    assert "| 1024 | 16384 | 0.00058 |" in md and "256x" in md
+
+
+def test_rr07_fig3_quick_on_tiny_kddcup(tiny, tmp_path, capsys):
+    out = tmp_path / "out"
+    _run(["rr07_fig3", "--quick", "--data-dir", str(tiny), "--out", str(out)], capsys)
+    assert (out / "rr07_fig3.png").stat().st_size > 1000
+    md = (out / "rr07_fig3.md").read_text()
+    assert "KDDCUP99" in md and "Forest not at hand" in md
+
+
+def test_rr07_fig3_without_any_classification_set(tmp_path, capsys):
+    out = tmp_path / "out"
+    _run(["rr07_fig3", "--quick", "--data-dir", str(tmp_path / "empty"), "--out", str(out)],
+         capsys)
+    assert "Not drawn" in (out / "rr07_fig3.md").read_text()
+
+
+def test_verdicts(tmp_path):
+    """A row better than the paper within noise is 'met', a worse one 'NOT met'; times too."""
+    p = dict(rows=[dict(label="CPU", dataset="cpu_act", D=300, P=350, available=True,
+                        missing="")], reps=3, quick=False, max_train=None, max_test=None,
+             search_rows=1, factors=[1.0], alphas=[1.0], seed=0)
+
+    def res(errs, secs, cpu, sigma):
+        return dict(dataset="cpu_act", n=1, sigma=sigma, sigma_scores={0.5: 1, 1.0: 0.5, 2.0: 1},
+                    errors=errs, fit_seconds=secs, fit_cpu_seconds=cpu, alphas=[1e-3] * 3,
+                    seeds=[0, 1, 2], n_train=1, n_test=1, task="regression")
+
+    result = dict(results=[
+        dict(res([3.0, 3.2, 3.4], [1.0] * 3, [1.5] * 3, 1.0), method="fourier"),
+        dict(res([6.0, 6.1, 6.2], [30.0] * 3, [10.0] * 3, 2.0), method="binning")])
+    rr07_table1.render(result, p, tmp_path)
+    lines = [ln for ln in (tmp_path / "rr07_table1.md").read_text().splitlines()
+             if ln.startswith("| CPU")]
+    fourier, binning = lines
+    cells_f = [c.strip() for c in fourier.split("|")]
+    cells_b = [c.strip() for c in binning.split("|")]
+    assert cells_f[7] == "met" and cells_f[11] == "20x; 13x" and cells_f[12] == "met / met"
+    assert cells_b[7] == "NOT met" and cells_b[11] == "6x; 18x"
+    assert cells_b[12] == "NOT met / met"
+    assert cells_f[6] == C.fmt(3.2 / 3.6, 2)
+    assert "edge of the searched grid" in cells_b[-2] and "edge" not in cells_f[-2]
+
+
+def test_metrics():
+    assert C.rr_error("regression", [3.0, 4.0], [3.0, 4.0]) == 0.0
+    assert C.rr_error("regression", [3.0, 4.0], [0.0, 0.0]) == pytest.approx(100.0)
+    assert C.rr_error("binary", [1, -1, 1, 1], [1, 1, 1, 1]) == 25.0
+    assert C.rmse([0.0, 0.0], [3.0, 4.0]) == pytest.approx(np.sqrt(12.5))
+    assert C.derive_seed(0, "a", 1) == C.derive_seed(0, "a", 1) != C.derive_seed(1, "a", 1)
+
+
+def test_bad_target_is_rejected(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["fig99"])
+    assert "invalid choice" in capsys.readouterr().err
