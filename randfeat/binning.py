@@ -1,0 +1,765 @@
+r"""Random binning features (Rahimi & Recht 2007, §4, Algorithm 2) and their admissible kernels.
+
+A random binning map approximates a *separable* shift-invariant kernel
+
+.. math:: k(x, y) = \prod_{m=1}^{d} \kappa\!\big(|x_m - y_m| / \sigma\big)
+
+by the collision indicator of random grids.  In one dimension a grid of pitch :math:`\delta`
+shifted by :math:`u \sim U[0, \delta)` puts :math:`x` and :math:`y` in the same cell with
+probability :math:`\max(0, 1 - |x - y|/\delta)` (the *hat* kernel, THEORY §3.1).  Lemma 1 of
+Rahimi & Recht: if :math:`\kappa` is twice differentiable,
+
+.. math:: \kappa(\Delta) = \int_0^\infty p(\delta)\,\max(0, 1 - \Delta/\delta)\,d\delta
+          \quad\text{with}\quad p(\delta) = \delta\,\kappa''(\delta),
+
+so sampling the pitch from :math:`p` makes the collision indicator an unbiased estimate of
+:math:`\kappa`.  :math:`p` is a probability density iff :math:`\kappa'' \ge 0` (a *convex*
+profile), :math:`\kappa(0) = 1`, :math:`\kappa(\infty) = 0`.  Hence the Gaussian, Cauchy
+:math:`1/(1+\Delta^2)`, Matérn :math:`\nu > 1/2` and sinc kernels **cannot** be approximated
+by random binning (their profile is concave near 0) and are refused.
+
+Kernels (unit scale :math:`t = \Delta/\sigma`; the CDF of the pitch is
+:math:`F(t) = 1 - \kappa(t) + t\,\kappa'(t)`, integrating Lemma 1 by parts)
+
+==========================  ==================================  ====================================
+class                       :math:`\kappa(t)`                   pitch :math:`\delta/\sigma` sampler
+==========================  ==================================  ====================================
+LaplacianBinningKernel      :math:`e^{-t}`                      Gamma(shape 2, scale 1), never truncated
+InversePowerBinningKernel   :math:`(1 + t)^{-a}`, a > 0         inverse CDF: Beta(2, a) quantile B,
+                                                                :math:`t = B/(1-B)` (a beta-prime law)
+StretchedExponential...     :math:`e^{-t^q}`, 0 < q <= 1        :math:`s^{1/q}`, s ~ q Gamma(2) +
+                                                                (1-q) Exp(1) mixture (exact)
+CustomBinningKernel         user profile (optional)             user ``sample_pitch(size, rng)``
+==========================  ==================================  ====================================
+
+The multivariate Laplacian here is :math:`\exp(-\|x - y\|_1/\sigma)` (product form, L1 norm),
+not :math:`\exp(-\|x-y\|_2/\sigma)`.
+
+References
+----------
+A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NIPS 2007,
+§4 (Algorithm 2), Lemma 1 and Claim 2.
+
+Examples
+--------
+>>> import numpy as np
+>>> from randfeat import RandomBinningFeatures
+>>> X = np.random.default_rng(0).normal(size=(500, 3))
+>>> rbf = RandomBinningFeatures(n_grids=200, sigma=2.0, random_state=0).fit(X)
+>>> Z = rbf.transform(X[:2])
+>>> Z.shape == (2, rbf.n_columns_), Z.nnz            # one entry per grid per training row
+(True, 400)
+>>> est = float((Z[0] @ Z[1].T).toarray()[0, 0])     # fraction of grids sharing a cell
+>>> exact = float(rbf.kernel_.gram(X[:1], X[1:2])[0, 0])
+>>> bool(abs(est - exact) < 5 * np.sqrt(exact * (1 - exact) / 200) + 1e-12)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import special
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from randfeat._base import RandomFeaturesBase
+from randfeat._lib import _binning
+
+__all__ = [
+    "BinningKernel",
+    "CustomBinningKernel",
+    "InversePowerBinningKernel",
+    "LaplacianBinningKernel",
+    "RandomBinningFeatures",
+    "StretchedExponentialBinningKernel",
+    "get_binning_kernel",
+]
+
+# Kernels a user may reasonably ask for that random binning cannot represent (Lemma 1).
+_NON_CONVEX = {
+    "gaussian": "exp(-t^2/2) is concave for t < 1",
+    "rbf": "exp(-t^2/2) is concave for t < 1",
+    "cauchy": "1/(1 + t^2) is concave for t < 1/sqrt(3)",
+    "matern": "Matérn profiles with nu > 1/2 are concave near 0 (nu = 1/2 is the Laplacian)",
+    "sinc": "sin(t)/t changes sign and is concave near 0",
+    "ballsum": "Fastfood's ball-sum profiles are concave near 0 (and change sign)",
+}
+
+
+def _as_positive_real(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r} "
+                        f"of type {type(value).__name__}")
+    value = float(value)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value
+
+
+class BinningKernel:
+    r"""A separable kernel :math:`\prod_m \kappa(|\Delta_m|/\sigma)` with a convex profile.
+
+    Subclasses define the unit-scale profile :math:`\kappa(t)`, its first two derivatives and
+    an exact sampler of the unit pitch law :math:`t\,\kappa''(t)`; this base class adds the scale
+    ``sigma`` (pitches scale by ``sigma``) and the derived quantities.
+
+    Parameters
+    ----------
+    sigma : float, default=1.0
+        Length scale: :math:`k(\Delta) = \prod_m \kappa(|\Delta_m| / \sigma)`.
+    """
+
+    name = "binning"
+
+    def __init__(self, sigma=1.0):
+        self.sigma = _as_positive_real(sigma, "sigma")
+
+    # -- unit-scale definition (override) -----------------------------------------------------
+    def _unit_profile(self, t):
+        raise NotImplementedError
+
+    def _unit_dprofile(self, t):
+        raise NotImplementedError
+
+    def _unit_d2profile(self, t):
+        raise NotImplementedError
+
+    def _unit_sample(self, size, rng):
+        raise NotImplementedError
+
+    def _params(self):
+        return {}
+
+    # -- public API ------------------------------------------------------------------------------
+    def profile(self, delta):
+        r"""1-D profile :math:`\kappa(|\Delta|/\sigma)` (elementwise; ``profile(0) == 1``)."""
+        return self._unit_profile(np.abs(np.asarray(delta, dtype=np.float64)) / self.sigma)
+
+    def k(self, delta):
+        r"""Kernel at differences ``delta`` of shape (..., d): :math:`\prod_m \kappa(|\Delta_m|/\sigma)`."""
+        delta = np.asarray(delta, dtype=np.float64)
+        if delta.ndim == 0:
+            return self.profile(delta)
+        return np.prod(self.profile(delta), axis=-1)
+
+    def gram(self, X, Y=None):
+        """Exact Gram matrix ``K[i, j] = k(X[i] - Y[j])`` (``Y = X`` when omitted)."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        Y = X if Y is None else np.atleast_2d(np.asarray(Y, dtype=np.float64))
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} "
+                             f"and {Y.shape[1]}")
+        K = np.ones((X.shape[0], Y.shape[0]))
+        for m in range(X.shape[1]):
+            K *= self.profile(X[:, m, None] - Y[None, :, m])
+        return K
+
+    __call__ = gram
+
+    def pitch_pdf(self, delta):
+        r"""Pitch density :math:`p(\delta) = \delta\,\kappa_\sigma''(\delta)` (Lemma 1)."""
+        t = np.asarray(delta, dtype=np.float64) / self.sigma
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            out = np.where(t > 0, t * self._unit_d2profile(np.where(t > 0, t, 1.0)), 0.0)
+        return out / self.sigma
+
+    def pitch_cdf(self, delta):
+        r"""Pitch CDF :math:`F(\delta) = 1 - \kappa(t) + t\,\kappa'(t)`, :math:`t = \delta/\sigma`."""
+        t = np.asarray(delta, dtype=np.float64) / self.sigma
+        tt = np.where(t > 0, t, 1.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = 1.0 - self._unit_profile(tt) + tt * self._unit_dprofile(tt)
+        return np.where(t > 0, np.clip(out, 0.0, 1.0), 0.0)
+
+    def sample_pitch(self, size, rng):
+        """Draw pitches (float64, may be ``inf`` for heavy-tailed laws) of shape ``size``."""
+        t = np.asarray(self._unit_sample(size, rng), dtype=np.float64)
+        return t * self.sigma
+
+    def rescaled(self, factor):
+        """Same kernel with length scale ``sigma * factor``."""
+        params = dict(self._params())
+        params["sigma"] = self.sigma * _as_positive_real(factor, "sigma")
+        return type(self)(**params)
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in {**self._params(), "sigma": self.sigma}.items())
+        return f"{type(self).__name__}({params})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._params() == other._params() and \
+            self.sigma == other.sigma
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.sigma, tuple(sorted(self._params().items()))))
+
+
+class LaplacianBinningKernel(BinningKernel):
+    r"""Laplacian :math:`\exp(-\|\Delta\|_1/\sigma)`; pitch :math:`\delta \sim` Gamma(2, scale σ).
+
+    :math:`p(\delta) = \delta e^{-\delta/\sigma}/\sigma^2` (THEORY §3.3), sampled exactly by
+    :meth:`numpy.random.Generator.gamma` — never truncated (truncating the Gamma law, e.g. by
+    rejection on [0, 1], biases the kernel; THEORY pitfall 9).
+    """
+
+    name = "laplacian"
+
+    def _unit_profile(self, t):
+        return np.exp(-t)
+
+    def _unit_dprofile(self, t):
+        return -np.exp(-t)
+
+    def _unit_d2profile(self, t):
+        return np.exp(-t)
+
+    def _unit_sample(self, size, rng):
+        return rng.gamma(2.0, 1.0, size=size)
+
+
+class InversePowerBinningKernel(BinningKernel):
+    r"""Inverse power :math:`\prod_m (1 + |\Delta_m|/\sigma)^{-a}`, :math:`a > 0`.
+
+    Pitch density :math:`a(a+1)\,t\,(1+t)^{-a-2}/\sigma` with :math:`t = \delta/\sigma`, i.e.
+    :math:`t` is beta-prime(2, a): :math:`t = B/(1-B)` with :math:`B \sim` Beta(2, a).  Sampled by
+    inverse CDF (``scipy.special.betaincinv``), computing :math:`B` and :math:`1 - B` from their
+    own quantile functions so the heavy tail (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full
+    relative precision.  For small ``a`` a pitch can exceed the float64 range; it is then ``inf``,
+    which is exact: an infinite pitch puts every point in one cell (hat kernel = 1).
+    """
+
+    name = "inverse_power"
+
+    def __init__(self, a=1.0, sigma=1.0):
+        self.a = _as_positive_real(a, "a")
+        super().__init__(sigma)
+
+    def _params(self):
+        return {"a": self.a}
+
+    def _unit_profile(self, t):
+        return (1.0 + t) ** (-self.a)
+
+    def _unit_dprofile(self, t):
+        return -self.a * (1.0 + t) ** (-self.a - 1.0)
+
+    def _unit_d2profile(self, t):
+        return self.a * (self.a + 1.0) * (1.0 + t) ** (-self.a - 2.0)
+
+    def _unit_sample(self, size, rng):
+        U = rng.random(size)
+        B = special.betaincinv(2.0, self.a, U)
+        C = special.betaincinv(self.a, 2.0, 1.0 - U)  # = 1 - B, accurate when B is near 1
+        with np.errstate(divide="ignore"):
+            return B / C
+
+
+class StretchedExponentialBinningKernel(BinningKernel):
+    r"""Stretched exponential :math:`\prod_m \exp(-(|\Delta_m|/\sigma)^q)`, :math:`0 < q \le 1`.
+
+    With :math:`s = t^q` the pitch CDF is :math:`1 - e^{-s}(1 + q s)`, whose density in
+    :math:`s` is :math:`e^{-s}(1 - q + q s)`: the mixture :math:`q\,\mathrm{Gamma}(2, 1) +
+    (1-q)\,\mathrm{Exp}(1)`.  So :math:`t = s^{1/q}` is sampled exactly (no numerical inversion).
+    ``q = 1`` is the Laplacian.  :math:`E[1/\delta] = \infty` for :math:`q < 1`.
+    """
+
+    name = "stretched_exponential"
+
+    def __init__(self, q=0.5, sigma=1.0):
+        q = _as_positive_real(q, "q")
+        if q > 1:
+            raise ValueError(f"q must be in (0, 1] (the profile exp(-t^q) is concave near 0 for "
+                             f"q > 1, so random binning cannot represent it); got {q!r}")
+        self.q = q
+        super().__init__(sigma)
+
+    def _params(self):
+        return {"q": self.q}
+
+    def _unit_profile(self, t):
+        return np.exp(-(t ** self.q))
+
+    def _unit_dprofile(self, t):
+        q = self.q
+        return -q * t ** (q - 1.0) * np.exp(-(t ** q))
+
+    def _unit_d2profile(self, t):
+        q = self.q
+        return (q * (1.0 - q) * t ** (q - 2.0) + q * q * t ** (2.0 * q - 2.0)) * np.exp(-(t ** q))
+
+    def _unit_sample(self, size, rng):
+        gamma2 = rng.gamma(2.0, 1.0, size=size)
+        expo = rng.standard_exponential(size=size)
+        pick = rng.random(size) < self.q
+        s = np.where(pick, gamma2, expo)
+        with np.errstate(over="ignore"):
+            return s ** (1.0 / self.q)
+
+
+class CustomBinningKernel(BinningKernel):
+    r"""A user-supplied pitch law, optionally with its exact unit profile.
+
+    Parameters
+    ----------
+    sample_pitch : callable
+        ``sample_pitch(size, rng) -> pitches``: unit-scale pitches (positive, may be ``inf``) of
+        shape ``size`` drawn from :math:`t\,\kappa''(t)` using the :class:`numpy.random.Generator`
+        ``rng`` (no other source of randomness, so ``random_state`` makes fits reproducible).
+    profile : callable, optional
+        Unit-scale :math:`\kappa(t)` for :math:`t \ge 0`, needed only by :meth:`k`, :meth:`gram`
+        and :meth:`profile` (tests and analysis).  Lemma 1 fixes it given the law:
+        :math:`\kappa(t) = E[\max(0, 1 - t/\delta)]`.
+    sigma : float, default=1.0
+        Scale applied to the pitches and the profile.
+
+    Examples
+    --------
+    The hat kernel :math:`\max(0, 1 - |\Delta|)` has a point-mass pitch law at 1:
+
+    >>> import numpy as np
+    >>> hat = CustomBinningKernel(lambda size, rng: np.ones(size),
+    ...                           profile=lambda t: np.maximum(0.0, 1.0 - t))
+    >>> float(hat.k(np.array([0.25, 0.5])))
+    0.375
+    """
+
+    name = "custom"
+
+    def __init__(self, sample_pitch, profile=None, sigma=1.0):
+        if not callable(sample_pitch):
+            raise TypeError(f"sample_pitch must be callable as sample_pitch(size, rng), got "
+                            f"{sample_pitch!r} of type {type(sample_pitch).__name__}")
+        if profile is not None and not callable(profile):
+            raise TypeError(f"profile must be None or a callable profile(t), got {profile!r}")
+        self.sample_pitch_fn = sample_pitch
+        self.profile_fn = profile
+        super().__init__(sigma)
+
+    def _params(self):
+        return {"sample_pitch": self.sample_pitch_fn, "profile": self.profile_fn}
+
+    def _unit_profile(self, t):
+        if self.profile_fn is None:
+            raise ValueError("this CustomBinningKernel has no exact profile; pass "
+                             "profile=callable(t) to CustomBinningKernel to evaluate the kernel")
+        return np.asarray(self.profile_fn(t), dtype=np.float64)
+
+    def pitch_pdf(self, delta):
+        raise NotImplementedError("CustomBinningKernel knows its pitch law only by its sampler")
+
+    def pitch_cdf(self, delta):
+        raise NotImplementedError("CustomBinningKernel knows its pitch law only by its sampler")
+
+    def _unit_sample(self, size, rng):
+        out = np.asarray(self.sample_pitch_fn(size, rng), dtype=np.float64)
+        if out.shape != tuple(np.atleast_1d(size)):
+            raise ValueError(f"sample_pitch(size={size}, rng) must return an array of shape "
+                             f"{tuple(np.atleast_1d(size))}, got shape {out.shape}")
+        if np.isnan(out).any() or (out <= 0).any():
+            raise ValueError("sample_pitch must return positive pitches (inf allowed); got "
+                             f"min {np.nanmin(out) if not np.isnan(out).all() else np.nan!r} "
+                             "or NaN")
+        return out
+
+
+_KERNELS = {
+    "laplacian": (LaplacianBinningKernel, ()),
+    "inverse_power": (InversePowerBinningKernel, ("a",)),
+    "stretched_exponential": (StretchedExponentialBinningKernel, ("q",)),
+}
+
+
+def get_binning_kernel(kernel="laplacian", *, sigma=1.0, kernel_params=None):
+    """Resolve ``kernel`` (name, :class:`BinningKernel` or pitch-sampler callable) to a kernel.
+
+    A name builds the kernel with ``sigma`` and ``kernel_params`` (``{"a": ...}`` for
+    ``"inverse_power"``, ``{"q": ...}`` for ``"stretched_exponential"``).  A
+    :class:`BinningKernel` instance is rescaled by ``sigma`` (its own ``sigma`` times this one).
+    A callable is wrapped as :class:`CustomBinningKernel` ``(kernel, sigma=sigma)``.
+    Kernels whose profile is not convex are refused with the reason (Lemma 1).
+    """
+    sigma = _as_positive_real(sigma, "sigma")
+    params = {} if kernel_params is None else dict(kernel_params)
+    if isinstance(kernel, BinningKernel):
+        if params:
+            raise ValueError("kernel_params must be None when kernel is a BinningKernel "
+                             f"instance; got {kernel_params!r}")
+        return kernel.rescaled(sigma)
+    if isinstance(kernel, str):
+        key = kernel.lower()
+        if key in _NON_CONVEX:
+            raise ValueError(
+                f"kernel={kernel!r} cannot be approximated by random binning: the pitch density "
+                "p(delta) = delta * k''(delta) of Rahimi & Recht's Lemma 1 must be a probability "
+                f"density, so the 1-D profile k must be convex (k'' >= 0), but {_NON_CONVEX[key]}."
+                " Use random Fourier features for this kernel, or a convex-profile kernel: "
+                f"{sorted(_KERNELS)}")
+        if key not in _KERNELS:
+            raise ValueError(f"kernel must be one of {sorted(_KERNELS)}, a BinningKernel or a "
+                             f"callable sample_pitch(size, rng); got {kernel!r}")
+        cls, allowed = _KERNELS[key]
+        unknown = set(params) - set(allowed)
+        if unknown:
+            raise ValueError(f"kernel_params {sorted(unknown)} not understood by kernel "
+                             f"{kernel!r} (accepted: {list(allowed)})")
+        return cls(**params, sigma=sigma)
+    if callable(kernel):
+        if params:
+            raise ValueError("kernel_params must be None when kernel is a callable; got "
+                             f"{kernel_params!r}")
+        return CustomBinningKernel(kernel, sigma=sigma)
+    raise TypeError(f"kernel must be a string, a BinningKernel or a callable sample_pitch(size, "
+                    f"rng); got {kernel!r} of type {type(kernel).__name__}")
+
+
+_TWO52 = 2.0 ** 52
+
+
+def _key_layout(lo, hi):
+    """Bit layout of the packed exact cell keys, one grid per row of ``lo``/``hi`` (P, d).
+
+    A dimension whose training range hi - lo is below 2**52 (and |lo|, |hi| < 2**52, so the
+    float64 offset c - lo is exact) takes ``bit_length(hi - lo)`` bits (0 when the dimension has a
+    single occupied coordinate); otherwise it takes a whole 64-bit word holding the raw float64
+    bits of c.  Dimensions are packed greedily into 64-bit words (never split).
+    """
+    P, d = lo.shape
+    word = np.zeros((P, d), dtype=np.int32)
+    shift = np.zeros((P, d), dtype=np.int32)
+    raw = np.zeros((P, d), dtype=np.uint8)
+    with np.errstate(over="ignore", invalid="ignore"):
+        packed = (np.abs(lo) < _TWO52) & (np.abs(hi) < _TWO52) & ((hi - lo) < _TWO52)
+    bits = np.full((P, d), 64, dtype=np.int64)
+    for p, m in zip(*np.nonzero(packed)):
+        bits[p, m] = int(hi[p, m] - lo[p, m]).bit_length()  # exact: both below 2**52
+    raw[~packed] = 1
+    n_words = np.ones(P, dtype=np.int64)
+    for p in range(P):
+        w, used = 0, 0
+        for m in range(d):
+            b = int(bits[p, m])
+            if b == 0:
+                continue
+            if used + b > 64:
+                w, used = w + 1, 0
+            word[p, m], shift[p, m] = w, used
+            used += b
+        n_words[p] = w + 1
+    return word, shift, raw, int(n_words.max())
+
+
+class RandomBinningFeatures(RandomFeaturesBase):
+    r"""Random binning features (Rahimi & Recht 2007, Algorithm 2): sparse, exactly unbiased.
+
+    For each of the :math:`P` = ``n_grids`` grids and each input dimension :math:`m` a pitch
+    :math:`\delta_{pm} \sim p(\delta) = \delta\,\kappa_\sigma''(\delta)` (Lemma 1) and a shift
+    :math:`u_{pm} \sim U[0, \delta_{pm})` are drawn.  Row :math:`x` falls in the cell
+    :math:`c_p(x) = (\lfloor (x_m - u_{pm})/\delta_{pm} \rfloor)_{m=1..d}` of grid :math:`p`, and
+
+    .. math:: z(x) = P^{-1/2}\,[\,e_{c_1(x)};\ \dots;\ e_{c_P(x)}\,],\qquad
+              z(x)^\top z(y) = \frac1P \sum_{p=1}^P 1[c_p(x) = c_p(y)].
+
+    Each grid's indicator is Bernoulli(:math:`k(x, y)`) for the product kernel
+    :math:`k(x,y) = \prod_m \kappa(|x_m - y_m|/\sigma)`, so :math:`z(x)^\top z(y)` is unbiased
+    with variance exactly :math:`k(1-k)/P` (THEORY §3.4–3.5), and Hoeffding gives
+    :math:`P(|z^\top z - k| \ge \epsilon) \le 2 e^{-2P\epsilon^2}`.
+
+    Parameters
+    ----------
+    n_grids : int, default=30
+        Number of random grids :math:`P`; every row of the output has (at most, exactly in
+        hashing mode and for training rows) ``n_grids`` non-zeros.
+    kernel : {"laplacian", "inverse_power", "stretched_exponential"}, BinningKernel or callable, \
+default="laplacian"
+        The 1-D profile :math:`\kappa` (see the module table).  A callable is a unit-scale pitch
+        sampler ``pitch(size, rng) -> pitches`` (wrapped in :class:`CustomBinningKernel`).
+        Non-convex kernels ("gaussian", "cauchy", "matern", ...) raise ValueError (Lemma 1).
+    sigma : float, default=1.0
+        Length scale: pitches are ``sigma`` times the unit pitch law.  With a BinningKernel
+        instance the effective scale is ``kernel.sigma * sigma``.
+    kernel_params : dict, default=None
+        Shape parameters of a named kernel: ``{"a": a}`` for "inverse_power" (default a = 1),
+        ``{"q": q}`` for "stretched_exponential" (default q = 0.5).
+    hash_size : int, default=None
+        None: exact mode, one column per cell occupied by the training data (per grid).
+        K: hashing mode, grid p's cells are hashed into the K columns ``[pK, (p+1)K)``
+        (``P*K`` columns in all); ``fit`` stores only the grids (streaming use).
+    random_state : int, Generator, RandomState, SeedSequence or None, default=None
+        Seeds the pitches, the shifts and the hash salt (drawn in this order, in float64, for
+        both modes, so exact and hashing mode with one seed share the grids).
+    n_threads : int, default=None
+        Threads for the compiled loops (None: all CPUs; negative counts back).  The output is
+        bit-identical for every value.
+
+    Attributes
+    ----------
+    kernel_ : BinningKernel
+        The resolved kernel (effective sigma); ``kernel_.gram(X, Y)`` / ``kernel_.k(delta)`` is the
+        exact kernel being approximated.
+    widths_ : ndarray of shape (n_grids, n_features_in_), float64
+        Pitches :math:`\delta_{pm}` (``inf`` allowed: that dimension never separates points).
+    shifts_ : ndarray of shape (n_grids, n_features_in_), float64
+        Shifts :math:`u_{pm} \in [0, \delta_{pm})` (0 where the pitch is infinite).
+    hash_salt_ : int
+        64-bit salt of the hash (used in hashing mode only).
+    n_cells_ : ndarray of shape (n_grids,), int64
+        Exact mode: number of cells of each grid occupied by the training data (columns per
+        grid).  Hashing mode: ``hash_size`` for every grid.
+    column_offsets_ : ndarray of shape (n_grids + 1,), int64
+        Grid p owns output columns ``[column_offsets_[p], column_offsets_[p+1])``.
+    n_columns_ : int
+        Output width: ``column_offsets_[-1]``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (when X has string column names)
+
+    Notes
+    -----
+    **Cells.**  Cell coordinates are computed in float64 for float32 and float64 input alike
+    (float32 input is widened exactly; a float32 cell computation would misplace points near cell
+    boundaries), as :math:`\lfloor (x - u)\cdot(1/\delta) \rfloor` (multiplication by the
+    float64 reciprocal pitch).  The floor is kept as an exactly integer-valued float64, which is
+    defined for every finite input: no integer overflow, e.g. ``x = 1e300`` gets the cell
+    ``1e300``.  Only when :math:`|x - u|/\delta` exceeds the float64 range (about 1.8e308) is the
+    coordinate clamped to ±DBL_MAX (all such points share the extreme cell).  NaN and infinity
+    are rejected.
+
+    **Exact mode and unseen cells.**  ``fit`` assigns a column to every cell occupied by the
+    training data, per grid (the paper's "eliminate unoccupied bins"); a cell is identified by its
+    *full* integer vector: each coordinate is packed losslessly into 64-bit words using its
+    training range (raw float64 bits when the range is huge), and the lookup table compares the
+    full packed keys, so distinct cells never share a column (the 64-bit hash only chooses where
+    to probe; there are no hash collisions to handle).  ``transform`` gives a new point no entry
+    for a grid where its cell was not seen in ``fit``.  Hence for a new point :math:`x`,
+    :math:`z(x)^\top z(y)` is unbiased when :math:`y` is a training point (the shared cell is
+    then occupied), but :math:`\|z(x)\|^2 = n_{\mathrm{seen}}(x)/P \le 1`, and for two new points
+    :math:`E[z(x)^\top z(y)] = P[c(x) = c(y)\ \text{and that cell was seen}] \le k(x, y)`: a lower
+    estimate, biased down by the probability that the shared cell was unoccupied in training
+    (large for points far from the training data, negligible inside it).
+
+    **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
+    salted 64-bit hash into the K columns of grid p.  Every row has exactly P entries, so
+    :math:`\|z(x)\|^2 = 1`, and for :math:`x \neq y`, modelling the salted hash as random,
+
+    .. math:: E[z(x)^\top z(y)] = k + (1 - k)/K,\qquad
+              \mathrm{Var} = E(1-E)/P,
+
+    because in each grid the two points either share the cell (probability :math:`k`) or sit in
+    different cells that collide with probability :math:`1/K`.  Giving every grid its own K
+    columns avoids the extra cross-grid collision term :math:`(P-1)/K` a single shared block of
+    K columns would add.  An unbiased estimate is :math:`(K\,z^\top z - 1)/(K - 1)`.
+
+    **Threads.**  ``fit`` processes grids in parallel (each grid sequentially, columns in order
+    of first occurrence), ``transform`` rows in parallel, without the GIL; the output is
+    bit-identical for every ``n_threads``.  ``transform`` never modifies the estimator.
+
+    References
+    ----------
+    A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NIPS 2007,
+    §4, Algorithm 2 and Lemma 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(1000, 4))
+    >>> rbf = RandomBinningFeatures(n_grids=50, sigma=1.0, random_state=0)
+    >>> Z = rbf.fit_transform(X)
+    >>> Z.format, Z.shape[0], Z.nnz == 1000 * 50
+    ('csr', 1000, True)
+    >>> bool(np.allclose(Z.multiply(Z).sum(axis=1), 1.0))    # z(x).z(x) = 1 on training rows
+    True
+    >>> H = RandomBinningFeatures(n_grids=50, hash_size=64, random_state=0).fit(X)
+    >>> H.transform(X).shape
+    (1000, 3200)
+    """
+
+    _parameter_constraints = {
+        "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
+        "kernel": [str, BinningKernel, callable],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "kernel_params": [dict, None],
+        "hash_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
+                         np.random.BitGenerator],
+        "n_threads": [numbers.Integral, None],
+    }
+
+    def __init__(self, n_grids=30, *, kernel="laplacian", sigma=1.0, kernel_params=None,
+                 hash_size=None, random_state=None, n_threads=None):
+        self.n_grids = n_grids
+        self.kernel = kernel
+        self.sigma = sigma
+        self.kernel_params = kernel_params
+        self.hash_size = hash_size
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def _sample_grids(self, d):
+        kern = get_binning_kernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params)
+        rng = self._rng()
+        P = int(self.n_grids)
+        widths = np.asarray(kern.sample_pitch((P, d), rng), dtype=np.float64)
+        if widths.shape != (P, d) or np.isnan(widths).any() or (widths <= 0).any():
+            raise ValueError(f"the pitch sampler of {kern!r} must return positive pitches of "
+                             f"shape {(P, d)}")
+        shifts = rng.random((P, d)) * widths
+        finite = np.isfinite(widths)
+        shifts = np.where(finite, shifts, 0.0)
+        # u must lie in [0, delta): U * delta can round up to delta when U is close to 1
+        over = finite & (shifts >= widths)
+        shifts[over] = np.nextafter(widths[over], 0.0)
+        salt = int(rng.integers(0, 2 ** 63, dtype=np.int64)) * 2 + 1
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / widths
+        if not np.isfinite(inv).all():
+            raise ValueError(f"sigma={self.sigma!r} is too small: a sampled pitch underflowed to "
+                             "a subnormal number whose reciprocal overflows; rescale X or use a "
+                             "larger sigma")
+        return kern, widths, shifts, inv, salt
+
+    def _fit(self, X, store_assign):
+        n, d = X.shape
+        if n >= 2 ** 31 - 1:
+            raise ValueError(f"RandomBinningFeatures.fit supports fewer than 2**31 - 1 samples, "
+                             f"got {n}; fit on a subsample or use hash_size")
+        kern, widths, shifts, inv, salt = self._sample_grids(d)
+        self.kernel_ = kern
+        self.widths_ = widths
+        self.shifts_ = shifts
+        self.hash_salt_ = salt
+        self._inv_widths = inv
+        P = widths.shape[0]
+        n_thr = self._n_threads()
+        if self.hash_size is not None:
+            K = int(self.hash_size)
+            self.n_cells_ = np.full(P, K, dtype=np.int64)
+            self.column_offsets_ = np.arange(P + 1, dtype=np.int64) * K
+            self.n_columns_ = int(P * K)
+            return None
+        # Training range of every cell coordinate (floor is monotone in x, so the min/max rows
+        # give it exactly, with the same float operations as the kernel).
+        ext = np.ascontiguousarray(np.stack([X.min(axis=0), X.max(axis=0)]))
+        bounds = np.empty((2, P, d), dtype=np.float64)
+        _binning.cell_indices(ext, shifts, inv, bounds, 1)
+        lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
+        word, shift, raw, n_words = _key_layout(lo, hi)
+        assign = np.empty((n, P) if store_assign else (1, P), dtype=np.int32)
+        key_list = _binning.fit_cells(X, shifts, inv, lo, hi, word, shift, raw, n_words, assign,
+                                      bool(store_assign), n_thr)
+        n_cells = np.array([k.shape[0] for k in key_list], dtype=np.int64)
+        col_offsets = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(n_cells, out=col_offsets[1:])
+        caps = np.maximum(2, 2 ** np.ceil(np.log2(np.maximum(2 * n_cells, 2))).astype(np.int64))
+        table_offsets = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(caps, out=table_offsets[1:])
+        keys = np.ascontiguousarray(np.concatenate(key_list, axis=0))
+        table = np.full(int(table_offsets[-1]), -1, dtype=np.int64)
+        _binning.build_tables(keys, col_offsets, table_offsets, table, n_thr)
+        self._lo, self._hi = lo, hi
+        self._word, self._shift, self._raw = word, shift, raw
+        self._cell_keys = keys
+        self._table_offsets = table_offsets
+        self._table = table
+        self.n_cells_ = n_cells
+        self.column_offsets_ = col_offsets
+        self.n_columns_ = int(col_offsets[-1])
+        return assign if store_assign else None
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the grids and (exact mode) index the cells occupied by ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (float32/float64 kept, integers become float64; finite).
+        y : ignored
+
+        Returns
+        -------
+        self : RandomBinningFeatures
+        """
+        X = self._validate_X(X, reset=True)
+        self._fit(X, store_assign=False)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
+        X = self._validate_X(X, reset=True)
+        assign = self._fit(X, store_assign=True)
+        if assign is None:
+            return self._transform_hashed(X)
+        cols = assign.astype(self._index_dtype(), copy=False)
+        cols += self.column_offsets_[:-1].astype(cols.dtype)[None, :]
+        return self._csr_full(cols, X.dtype)
+
+    # -- transform -------------------------------------------------------------------------------
+    def _index_dtype(self):
+        return np.int32 if self.n_columns_ < 2 ** 31 else np.int64
+
+    def _csr_full(self, cols, dtype):
+        """CSR with exactly one entry per (row, grid); ``cols`` (n, P) ascending per row."""
+        n, P = cols.shape
+        data = np.full(n * P, 1.0 / math.sqrt(P), dtype=dtype)
+        indptr = np.arange(0, n * P + 1, P, dtype=self._index_dtype() if n * P < 2 ** 31
+                           else np.int64)
+        Z = sp.csr_matrix((data, cols.reshape(-1), indptr), shape=(n, self.n_columns_))
+        Z.has_sorted_indices = True
+        return Z
+
+    def _transform_hashed(self, X):
+        n, P = X.shape[0], self.widths_.shape[0]
+        cols = np.empty((n, P), dtype=np.int64)
+        _binning.hashed_columns(X, self.shifts_, self._inv_widths, np.uint64(self.hash_salt_),
+                                np.uint64(self.hash_size), cols, self._n_threads())
+        return self._csr_full(cols.astype(self._index_dtype(), copy=False), X.dtype)
+
+    def transform(self, X):
+        """Sparse random binning features of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, n_columns_), dtype of X
+            One entry :math:`1/\\sqrt{P}` per grid (exact mode: per grid whose cell was occupied
+            in ``fit``; hashing mode: every grid), column indices sorted within rows.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        if self.hash_size is not None:
+            return self._transform_hashed(X)
+        n, P = X.shape[0], self.widths_.shape[0]
+        cols = np.empty((n, P), dtype=np.int64)
+        _binning.lookup_columns(X, self.shifts_, self._inv_widths, self._lo, self._hi,
+                                self._word, self._shift, self._raw, self._cell_keys,
+                                self._table_offsets, self._table, cols, self._n_threads())
+        seen = cols >= 0
+        if seen.all():
+            return self._csr_full(cols.astype(self._index_dtype(), copy=False), X.dtype)
+        counts = seen.sum(axis=1)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        indices = cols[seen].astype(self._index_dtype(), copy=False)
+        data = np.full(indices.shape[0], 1.0 / math.sqrt(P), dtype=X.dtype)
+        Z = sp.csr_matrix((data, indices, indptr), shape=(n, self.n_columns_))
+        Z.has_sorted_indices = True
+        return Z
+
+    @property
+    def _n_features_out(self):
+        return self.n_columns_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags

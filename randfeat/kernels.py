@@ -1,0 +1,735 @@
+r"""Exact shift-invariant kernels and samplers of their spectral densities.
+
+Every kernel here is normalised, :math:`k(0) = 1`, and is the characteristic function of a
+probability law :math:`p` on :math:`\mathbb R^d` (Bochner's theorem),
+
+.. math::
+
+    k(\Delta) = \int p(\omega)\, e^{i\omega^\top\Delta}\, d\omega
+              = \mathbb E_{\omega\sim p}\big[\cos(\omega^\top \Delta)\big],
+    \qquad \Delta = x - y,
+
+which is what random Fourier features (Rahimi & Recht 2007, §3) and Fastfood (Le, Sarlós &
+Smola 2013) sample from.  These classes are the ground truth that the feature maps, the tests
+and :mod:`analysis` compare against.
+
+Bandwidth convention
+--------------------
+One convention for all kernels: ``sigma`` is a *length scale*, :math:`\Delta \to \Delta/\sigma`
+and :math:`\omega \to \omega/\sigma`.  For the Gaussian kernel
+
+.. math:: k(\Delta) = \exp\!\big(-\|\Delta\|^2/(2\sigma^2)\big) = \exp(-\gamma\|\Delta\|^2),
+          \qquad \gamma = \frac{1}{2\sigma^2},
+
+so scikit-learn users with ``RBFSampler(gamma=g)`` / ``rbf_kernel(gamma=g)`` should pass
+``sigma = 1/sqrt(2 g)``; the frequencies are then :math:`\omega \sim N(0, \sigma^{-2} I) =
+N(0, 2\gamma I)` (THEORY.md §1 and pitfall §6.1).
+
+Kernels
+-------
+=================  =====================================================  ==========================
+class              :math:`k(\Delta)`                                      :math:`\omega \sim p`
+=================  =====================================================  ==========================
+GaussianKernel     :math:`\exp(-\|\Delta\|_2^2/(2\sigma^2))`              :math:`N(0, \sigma^{-2}I)`
+LaplacianKernel    :math:`\exp(-\|\Delta\|_1/\sigma)`                     iid Cauchy(0, 1/σ)
+CauchyKernel       :math:`\prod_j 1/(1+\Delta_j^2/\sigma^2)`              iid Laplace(0, 1/σ)
+MaternKernel       standard Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ    Student-t, 2ν dof
+BallSumKernel      :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t`         :math:`\|\xi_1+\dots+\xi_t\|/\sigma`
+=================  =====================================================  ==========================
+
+Examples
+--------
+>>> import numpy as np
+>>> from randfeat.kernels import GaussianKernel, get_kernel
+>>> kern = get_kernel("gaussian", sigma=2.0)
+>>> float(kern.k(np.array([2.0, 0.0])))      # exp(-4 / 8)
+0.6065306597126334
+>>> W = kern.sample(200_000, 2, np.random.default_rng(0))
+>>> bool(abs(np.cos(W @ np.array([2.0, 0.0])).mean() - 0.6065) < 0.01)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import special
+from scipy.spatial.distance import cdist
+
+from randfeat._validation import check_random_state
+
+__all__ = [
+    "BallSumKernel",
+    "CauchyKernel",
+    "GaussianKernel",
+    "LaplacianKernel",
+    "MaternKernel",
+    "ShiftInvariantKernel",
+    "get_kernel",
+    "KERNEL_NAMES",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+def _check_sigma(sigma, who):
+    if isinstance(sigma, (bool, np.bool_)) or not isinstance(sigma, (numbers.Real, np.floating,
+                                                                     np.integer)):
+        raise TypeError(f"{who}: sigma must be a positive finite real number (a length scale), "
+                        f"got {sigma!r} of type {type(sigma).__name__}")
+    sigma = float(sigma)
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"{who}: sigma must be a positive finite length scale, got {sigma!r}; "
+                         "for scikit-learn's gamma use sigma = 1/sqrt(2*gamma)")
+    return sigma
+
+
+def _check_count(n, name, who, minimum=0):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
+        raise TypeError(f"{who}: {name} must be an integer >= {minimum}, got {n!r} "
+                        f"of type {type(n).__name__}")
+    n = int(n)
+    if n < minimum:
+        raise ValueError(f"{who}: {name} must be an integer >= {minimum}, got {n}")
+    return n
+
+
+def _as_points(X, name, who):
+    X = np.asarray(X)
+    if X.dtype.kind not in "fiub":
+        raise TypeError(f"{who}: {name} must be a real array, got dtype {X.dtype}")
+    X = X.astype(np.float64, copy=False)
+    if X.ndim == 1:
+        X = X[None, :]
+    if X.ndim != 2:
+        raise ValueError(f"{who}: {name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.size and not np.isfinite(X).all():
+        raise ValueError(f"{who}: {name} contains NaN or infinity")
+    return X
+
+
+def _as_delta(delta, who):
+    delta = np.asarray(delta)
+    if delta.dtype.kind not in "fiub":
+        raise TypeError(f"{who}: delta must be a real array, got dtype {delta.dtype}")
+    delta = delta.astype(np.float64, copy=False)
+    if delta.ndim == 0:
+        raise ValueError(f"{who}: delta must have shape (..., d) with the coordinates on the last "
+                         "axis, got a scalar; use np.atleast_1d(delta)")
+    return delta
+
+
+# --------------------------------------------------------------------------------------------
+# base class
+# --------------------------------------------------------------------------------------------
+class ShiftInvariantKernel:
+    r"""Base class of normalised shift-invariant kernels :math:`k(x, y) = k(x - y)`, :math:`k(0)=1`.
+
+    Attributes
+    ----------
+    name : str
+        Short name accepted by :func:`get_kernel`.
+    sigma : float
+        Length scale (``Delta -> Delta / sigma``, ``omega -> omega / sigma``).
+    isotropic : bool
+        True when :math:`k` depends on :math:`\|\Delta\|_2` only (then :math:`p` is spherically
+        symmetric and :meth:`sample_radius` is available).
+
+    Notes
+    -----
+    Subclasses implement ``_k_scaled(u)`` (the kernel at ``u = Delta / sigma``, shape (..., d) →
+    (...)), ``sample`` and, when isotropic, ``sample_radius`` and ``sigma_p2``.  The Gram matrix
+    defaults to evaluating ``k`` on all pairwise differences, in row blocks.
+    """
+
+    name = "base"
+    isotropic = False
+
+    def __init__(self, sigma=1.0):
+        self.sigma = _check_sigma(sigma, type(self).__name__)
+
+    # ---- public API ---------------------------------------------------------------------
+    def __call__(self, X, Y=None):
+        """Gram matrix :math:`K_{ij} = k(x_i - y_j)`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_x, d)
+        Y : array_like, shape (n_y, d), optional
+            Defaults to ``X``.
+
+        Returns
+        -------
+        K : ndarray of float64, shape (n_x, n_y)
+            Exactly 1 where ``x_i == y_j``.
+        """
+        who = f"{type(self).__name__}.__call__"
+        X = _as_points(X, "X", who)
+        Y = X if Y is None else _as_points(Y, "Y", who)
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"{who}: X has {X.shape[1]} features but Y has {Y.shape[1]}")
+        self._check_dim(X.shape[1], who)
+        return self._gram(X / self.sigma, Y / self.sigma)
+
+    def k(self, delta):
+        r"""Kernel as a function of the difference, :math:`k(\Delta)`.
+
+        Parameters
+        ----------
+        delta : array_like, shape (..., d)
+            Differences :math:`x - y`, coordinates on the last axis.
+
+        Returns
+        -------
+        ndarray of float64, shape (...)
+        """
+        who = f"{type(self).__name__}.k"
+        delta = _as_delta(delta, who)
+        self._check_dim(delta.shape[-1], who)
+        return self._k_scaled(delta / self.sigma)
+
+    def sample(self, n, d, rng=None):
+        r"""Draw ``n`` frequencies :math:`\omega \sim p` in :math:`\mathbb R^d` (float64, shape (n, d))."""
+        raise NotImplementedError
+
+    def sample_radius(self, n, d, rng=None):
+        r"""Draw ``n`` lengths :math:`\|\omega\|_2`, :math:`\omega \sim p` in dimension ``d``.
+
+        Only for isotropic kernels (Fastfood draws its scaling matrix S from this law).
+        """
+        raise ValueError(
+            f"{type(self).__name__} is not isotropic (its spectral density is not spherically "
+            "symmetric), so it has no radial law; sample_radius is available for "
+            "GaussianKernel, MaternKernel and BallSumKernel")
+
+    def sigma_p2(self, d):
+        r""":math:`\sigma_p^2 = \mathbb E_p\|\omega\|^2 = -\operatorname{tr}\nabla^2 k(0)` in dimension ``d``
+
+        (``np.inf`` when the second moment is infinite).  This is the constant of Rahimi &
+        Recht's Claim 1 (THEORY.md §2.5).
+        """
+        raise NotImplementedError
+
+    # ---- helpers --------------------------------------------------------------------------
+    def _check_dim(self, d, who):
+        return d
+
+    def _params(self):
+        return {"sigma": self.sigma}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._params() == other._params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self._params().items()))))
+
+    def _gram(self, U, V):
+        """Gram matrix of already-scaled points, through k on blocks of differences."""
+        out = np.empty((U.shape[0], V.shape[0]))
+        block = max(1, 2**22 // max(1, V.shape[0] * U.shape[1]))
+        for s in range(0, U.shape[0], block):
+            out[s:s + block] = self._k_scaled(U[s:s + block, None, :] - V[None, :, :])
+        return out
+
+    def _uniform_directions(self, n, d, rng):
+        g = rng.standard_normal((n, d))
+        nrm = np.linalg.norm(g, axis=1, keepdims=True)
+        # a zero Gaussian vector has probability 0; guard anyway
+        nrm[nrm == 0] = 1.0
+        return g / nrm
+
+
+class _RadialKernel(ShiftInvariantKernel):
+    """Isotropic kernel: k depends on r = ||Delta||_2 / sigma through ``_profile(r)``."""
+
+    isotropic = True
+
+    def _k_scaled(self, u):
+        return self._profile(np.sqrt(np.einsum("...j,...j->...", u, u)))
+
+    def _gram(self, U, V):
+        return self._profile(cdist(U, V, "euclidean"))
+
+    def sample(self, n, d, rng=None):
+        who = f"{type(self).__name__}.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        self._check_dim(d, who)
+        rng = check_random_state(rng)
+        return self._uniform_directions(n, d, rng) * self.sample_radius(n, d, rng)[:, None]
+
+
+# --------------------------------------------------------------------------------------------
+# concrete kernels
+# --------------------------------------------------------------------------------------------
+class GaussianKernel(_RadialKernel):
+    r"""Gaussian (RBF) kernel :math:`k(\Delta) = \exp(-\|\Delta\|^2 / (2\sigma^2))`.
+
+    Spectral density :math:`p = N(0, \sigma^{-2} I_d)`; :math:`\sigma_p^2 = d/\sigma^2`.
+    scikit-learn's ``gamma`` is :math:`1/(2\sigma^2)`: ``exp(-gamma ||Delta||^2)`` has
+    frequencies :math:`N(0, 2\gamma I)` (RR 2007, Figure 1; THEORY.md §1).
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+        Length scale, > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import GaussianKernel
+    >>> GaussianKernel(sigma=1.0)(np.array([[0.0, 0.0], [1.0, 0.0]]))
+    array([[1.        , 0.60653066],
+           [0.60653066, 1.        ]])
+    """
+
+    name = "gaussian"
+
+    def _profile(self, r):
+        return np.exp(-0.5 * r * r)
+
+    def _k_scaled(self, u):
+        return np.exp(-0.5 * np.einsum("...j,...j->...", u, u))
+
+    def _gram(self, U, V):
+        return np.exp(-0.5 * cdist(U, V, "sqeuclidean"))
+
+    def sample(self, n, d, rng=None):
+        who = "GaussianKernel.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        return check_random_state(rng).standard_normal((n, d)) / self.sigma
+
+    def sample_radius(self, n, d, rng=None):
+        """``n`` draws of :math:`\\chi_d / \\sigma` (the length of an :math:`N(0,\\sigma^{-2}I_d)` vector)."""
+        who = "GaussianKernel.sample_radius"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        return np.sqrt(check_random_state(rng).chisquare(d, n)) / self.sigma
+
+    def sigma_p2(self, d):
+        return _check_count(d, "d", "GaussianKernel.sigma_p2", 1) / self.sigma**2
+
+
+class LaplacianKernel(ShiftInvariantKernel):
+    r"""Laplacian (L1, product-form) kernel :math:`k(\Delta) = \exp(-\|\Delta\|_1/\sigma)`.
+
+    Spectral density :math:`p(\omega) = \prod_j \sigma/(\pi(1 + \sigma^2\omega_j^2))`: iid
+    Cauchy(0, 1/σ) coordinates (RR 2007, Figure 1).  Not isotropic.  The Cauchy law has no
+    second moment, so :math:`\sigma_p^2 = \infty` and RR's Claim 1 does not apply.
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+        Length scale, > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import LaplacianKernel
+    >>> float(LaplacianKernel(2.0).k(np.array([1.0, -1.0])))   # exp(-2/2)
+    0.36787944117144233
+    """
+
+    name = "laplacian"
+
+    def _k_scaled(self, u):
+        return np.exp(-np.abs(u).sum(axis=-1))
+
+    def _gram(self, U, V):
+        return np.exp(-cdist(U, V, "cityblock"))
+
+    def sample(self, n, d, rng=None):
+        who = "LaplacianKernel.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        return check_random_state(rng).standard_cauchy((n, d)) / self.sigma
+
+    def sigma_p2(self, d):
+        _check_count(d, "d", "LaplacianKernel.sigma_p2", 1)
+        return np.inf
+
+
+class CauchyKernel(ShiftInvariantKernel):
+    r"""Cauchy (product-form) kernel :math:`k(\Delta) = \prod_j 1/(1 + \Delta_j^2/\sigma^2)`.
+
+    Normalised (:math:`k(0)=1`; RR's table prints :math:`\prod_j 2/(1+\Delta_j^2)`, which is
+    :math:`2^d` at 0, THEORY.md §2.1).  Spectral density :math:`\prod_j (\sigma/2)
+    e^{-\sigma|\omega_j|}`: iid Laplace(0, scale 1/σ) coordinates; :math:`\sigma_p^2 =
+    2d/\sigma^2`.  Not isotropic.
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+        Length scale, > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import CauchyKernel
+    >>> float(CauchyKernel(1.0).k(np.array([1.0, 1.0])))
+    0.25
+    """
+
+    name = "cauchy"
+
+    def _k_scaled(self, u):
+        return np.exp(-np.log1p(u * u).sum(axis=-1))
+
+    def _gram(self, U, V):
+        acc = np.zeros((U.shape[0], V.shape[0]))
+        for j in range(U.shape[1]):
+            diff = U[:, j, None] - V[None, :, j]
+            acc += np.log1p(diff * diff)
+        return np.exp(-acc)
+
+    def sample(self, n, d, rng=None):
+        who = "CauchyKernel.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        return check_random_state(rng).laplace(0.0, 1.0, (n, d)) / self.sigma
+
+    def sigma_p2(self, d):
+        return 2.0 * _check_count(d, "d", "CauchyKernel.sigma_p2", 1) / self.sigma**2
+
+
+_MATERN_NUS = (0.5, 1.5, 2.5)
+
+
+class MaternKernel(_RadialKernel):
+    r"""Standard Matérn kernel with smoothness ν ∈ {1/2, 3/2, 5/2} and length scale σ.
+
+    .. math::
+
+        k(r) = \frac{2^{1-\nu}}{\Gamma(\nu)} \big(\sqrt{2\nu}\, r/\sigma\big)^\nu
+               K_\nu\big(\sqrt{2\nu}\, r/\sigma\big), \qquad r = \|\Delta\|_2,
+
+    i.e. :math:`e^{-a}`, :math:`(1+a)e^{-a}`, :math:`(1+a+a^2/3)e^{-a}` with
+    :math:`a = \sqrt{2\nu}\,r/\sigma` — the same as
+    ``sklearn.gaussian_process.kernels.Matern(length_scale=sigma, nu=nu)``.
+    Its spectral density is a multivariate Student-t with :math:`2\nu` degrees of freedom:
+    :math:`\omega = g\sqrt{2\nu/u}/\sigma`, :math:`g \sim N(0, I_d)`, :math:`u \sim \chi^2_{2\nu}`
+    (THEORY.md §1).  :math:`\sigma_p^2 = d\,\nu/((\nu-1)\sigma^2)` for ν > 1 (3d/σ² and
+    5d/(3σ²)), infinite for ν = 1/2.  (This is not Fastfood's "Matérn", see
+    :class:`BallSumKernel`.)
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+        Length scale, > 0.
+    nu : {0.5, 1.5, 2.5}, default 1.5
+        Smoothness.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import MaternKernel
+    >>> float(MaternKernel(1.0, nu=0.5).k(np.array([0.3, 0.4])))   # exp(-0.5)
+    0.6065306597126334
+    """
+
+    name = "matern"
+
+    def __init__(self, sigma=1.0, nu=1.5):
+        super().__init__(sigma)
+        ok = (isinstance(nu, (numbers.Real, np.floating, np.integer))
+              and not isinstance(nu, (bool, np.bool_)) and float(nu) in _MATERN_NUS)
+        if not ok:
+            raise ValueError(f"MaternKernel: nu must be one of 0.5, 1.5, 2.5 (closed forms), "
+                             f"got {nu!r}")
+        self.nu = float(nu)
+
+    def _params(self):
+        return {"sigma": self.sigma, "nu": self.nu}
+
+    def _profile(self, r):
+        a = math.sqrt(2.0 * self.nu) * r
+        e = np.exp(-a)
+        if self.nu == 0.5:
+            return e
+        if self.nu == 1.5:
+            return (1.0 + a) * e
+        return (1.0 + a + a * a / 3.0) * e
+
+    def sample_radius(self, n, d, rng=None):
+        r"""``n`` draws of :math:`\chi_d\sqrt{2\nu/\chi^2_{2\nu}}/\sigma` (lengths of Student-t vectors)."""
+        who = "MaternKernel.sample_radius"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        rng = check_random_state(rng)
+        g2 = rng.chisquare(d, n)
+        u = rng.chisquare(2.0 * self.nu, n)
+        return np.sqrt(g2 * (2.0 * self.nu) / u) / self.sigma
+
+    def sample(self, n, d, rng=None):
+        who = "MaternKernel.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        rng = check_random_state(rng)
+        g = rng.standard_normal((n, d))
+        u = rng.chisquare(2.0 * self.nu, n)
+        return g * (np.sqrt(2.0 * self.nu / u) / self.sigma)[:, None]
+
+    def sigma_p2(self, d):
+        d = _check_count(d, "d", "MaternKernel.sigma_p2", 1)
+        if self.nu <= 1.0:
+            return np.inf
+        return d * self.nu / ((self.nu - 1.0) * self.sigma**2)
+
+
+# ---- the normalised Bessel function of the ball ------------------------------------------------
+def _ball_cf(r, nu):
+    r"""Characteristic function of Uniform(unit ball of R^d) at radius r, nu = d/2:
+
+    :math:`\phi_\nu(r) = \Gamma(\nu+1)(2/r)^\nu J_\nu(r) = {}_0F_1(;\nu+1;-r^2/4)`.
+
+    Regimes: the power series where it does not cancel (x = r^2/4 <= nu + 1, exactly 1 at r = 0);
+    the Bessel form beyond (directly for small nu, in log space for large nu, so that neither
+    Gamma(nu+1) nor (2/r)^nu overflows); mpmath where J_nu(r) underflows in double precision
+    (only for nu in the hundreds and r well below nu).
+    """
+    r = np.abs(np.asarray(r, dtype=np.float64))
+    out = np.empty_like(r)
+    x = 0.25 * r * r
+    small = x <= nu + 1.0
+    if np.any(small):
+        xs = x[small]
+        term = np.ones_like(xs)
+        acc = np.ones_like(xs)
+        m = 0
+        while True:
+            m += 1
+            term = term * (-xs) / (m * (nu + m))
+            acc += term
+            if np.all(np.abs(term) <= 1e-17 * np.maximum(np.abs(acc), 1e-300)) or m > 400:
+                break
+        out[small] = acc
+    big = ~small
+    if np.any(big):
+        rb = r[big]
+        jv = special.jv(nu, rb)
+        if nu <= 40.0:
+            out[big] = math.gamma(nu + 1.0) * (2.0 / rb) ** nu * jv
+        else:
+            with np.errstate(divide="ignore"):
+                logmag = special.gammaln(nu + 1.0) + nu * np.log(2.0 / rb) + np.log(np.abs(jv))
+            val = np.sign(jv) * np.exp(logmag)
+            under = (jv == 0.0) & (rb < nu)
+            if np.any(under):
+                val[under] = _ball_cf_mpmath(rb[under], nu)
+            out[big] = val
+    return out
+
+
+def _ball_cf_mpmath(r, nu):
+    import mpmath
+
+    res = np.empty_like(r)
+    for i, ri in enumerate(r):
+        with mpmath.workdps(30):
+            res[i] = float(mpmath.hyp0f1(nu + 1, -mpmath.mpf(ri) ** 2 / 4))
+    return res
+
+
+class BallSumKernel(_RadialKernel):
+    r"""Fastfood's ball-sum kernel (LSS 2013 §3.4 "Matérn"; THEORY.md §4.6).
+
+    .. math::
+
+        k_t(\Delta) = \Big[\Gamma\big(\tfrac d2+1\big)\big(\tfrac 2r\big)^{d/2}
+                      J_{d/2}(r)\Big]^t, \qquad r = \|\Delta\|_2/\sigma,
+
+    the characteristic function of :math:`(\xi_1+\dots+\xi_t)/\sigma` with :math:`\xi_i` iid
+    uniform in the unit ball :math:`B_d`: the bracket is the characteristic function of
+    Uniform(:math:`B_d`) (:math:`d=1`: :math:`\sin r/r`; :math:`d=3`:
+    :math:`3(\sin r - r\cos r)/r^3`).  **This is not the standard Matérn family** (whose spectrum
+    is Student-t, :class:`MaternKernel`): its spectrum is compactly supported (radius t/σ), the
+    kernel oscillates, and for odd t it is negative at some Δ.  The paper calls it Matérn
+    because :math:`\|\Delta\|^{-t d/2} J_{d/2}(\|\Delta\|)^t` has the t-fold convolution of the
+    ball's indicator as Fourier transform.
+
+    The kernel depends on the dimension d of the ball.  ``dim`` fixes it; with ``dim=None`` it
+    is the last axis of Δ (or the number of features of X), or the ``d`` argument of the
+    samplers.  With ``dim`` fixed, inputs of any dimension ``d <= dim`` are treated as
+    zero-padded to ``dim``: :meth:`k` is the same formula, :meth:`sample` returns the first ``d``
+    coordinates of ``dim``-dimensional frequencies and :meth:`sample_radius` their lengths
+    (this is the situation of Fastfood, whose ball lives in the padded power-of-two dimension).
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+        Length scale, > 0.
+    t : int, default 1
+        Number of summed ball points, >= 1 (the power of the Bessel factor).
+    dim : int or None, default None
+        Dimension of the ball.
+
+    Notes
+    -----
+    :math:`\sigma_p^2 = \mathbb E\|\omega\|^2 = t\, d/((D+2)\sigma^2)` with D the ball dimension
+    (a point uniform in :math:`B_D` has :math:`\mathbb E\|\xi\|^2 = D/(D+2)`).
+    Radii are sampled exactly in O(t) per draw: :math:`\|\xi\| = U^{1/D}` and
+    :math:`\|S_k\|^2 = \|S_{k-1}\|^2 + \|\xi_k\|^2 + 2\|S_{k-1}\|\|\xi_k\|\cos\theta_k` with
+    :math:`(1+\cos\theta_k)/2 \sim \mathrm{Beta}((D-1)/2, (D-1)/2)` (a random sign for D = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import BallSumKernel
+    >>> r = 2.0
+    >>> float(BallSumKernel(1.0, t=1).k(np.array([r]))), float(np.sin(r) / r)
+    (0.45464871341284085, 0.45464871341284085)
+    """
+
+    name = "ballsum"
+
+    def __init__(self, sigma=1.0, t=1, dim=None):
+        super().__init__(sigma)
+        if isinstance(t, (float, np.floating)) and float(t).is_integer():
+            t = int(t)
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (numbers.Integral, np.integer)) \
+                or int(t) < 1:
+            raise ValueError(f"BallSumKernel: t must be an integer >= 1 (number of summed "
+                             f"uniform ball points), got {t!r}")
+        self.t = int(t)
+        if dim is not None:
+            dim = _check_count(dim, "dim", "BallSumKernel", 1)
+        self.dim = dim
+
+    def _params(self):
+        return {"sigma": self.sigma, "t": self.t, "dim": self.dim}
+
+    def _check_dim(self, d, who):
+        if self.dim is not None and d > self.dim:
+            raise ValueError(f"{who}: the ball of this BallSumKernel has dimension dim={self.dim}, "
+                             f"but the input has {d} > {self.dim} coordinates; use dim >= {d} "
+                             "or dim=None")
+        return d
+
+    def _ball_dim(self, d):
+        return self.dim if self.dim is not None else d
+
+    def _k_scaled(self, u):
+        return self._profile(np.sqrt(np.einsum("...j,...j->...", u, u)), u.shape[-1])
+
+    def _gram(self, U, V):
+        return self._profile(cdist(U, V, "euclidean"), U.shape[1])
+
+    def _profile(self, r, d):
+        phi = _ball_cf(r, 0.5 * self._ball_dim(d))
+        return phi if self.t == 1 else phi ** self.t
+
+    def _ball_radius(self, n, D, rng):
+        """||xi_1 + ... + xi_t|| for xi iid uniform in the unit ball of R^D (unscaled)."""
+        s = rng.random(n) ** (1.0 / D)
+        for _ in range(self.t - 1):
+            rho = rng.random(n) ** (1.0 / D)
+            if D == 1:
+                c = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+            else:
+                c = 2.0 * rng.beta(0.5 * (D - 1), 0.5 * (D - 1), n) - 1.0
+            s = np.sqrt(np.maximum(s * s + rho * rho + 2.0 * s * rho * c, 0.0))
+        return s
+
+    def sample_radius(self, n, d, rng=None):
+        """Lengths :math:`\\|\\omega\\|` of frequencies in R^d (see the class notes)."""
+        who = "BallSumKernel.sample_radius"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        self._check_dim(d, who)
+        rng = check_random_state(rng)
+        D = self._ball_dim(d)
+        rad = self._ball_radius(n, D, rng)
+        if D > d:  # length of the first d coordinates of a uniform direction in R^D
+            rad = rad * np.sqrt(rng.beta(0.5 * d, 0.5 * (D - d), n))
+        return rad / self.sigma
+
+    def sample(self, n, d, rng=None):
+        who = "BallSumKernel.sample"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        self._check_dim(d, who)
+        rng = check_random_state(rng)
+        D = self._ball_dim(d)
+        rad = self._ball_radius(n, D, rng)
+        dirs = self._uniform_directions(n, D, rng)[:, :d]
+        return dirs * (rad / self.sigma)[:, None]
+
+    def sigma_p2(self, d):
+        d = _check_count(d, "d", "BallSumKernel.sigma_p2", 1)
+        self._check_dim(d, "BallSumKernel.sigma_p2")
+        D = self._ball_dim(d)
+        return self.t * d / ((D + 2.0) * self.sigma**2)
+
+
+# --------------------------------------------------------------------------------------------
+# lookup
+# --------------------------------------------------------------------------------------------
+_KERNELS = {
+    "gaussian": GaussianKernel,
+    "laplacian": LaplacianKernel,
+    "cauchy": CauchyKernel,
+    "matern": MaternKernel,
+    "ballsum": BallSumKernel,
+}
+KERNEL_NAMES = tuple(_KERNELS)
+
+
+def get_kernel(kernel, sigma=1.0, **params):
+    """Resolve a kernel name or instance to a :class:`ShiftInvariantKernel`.
+
+    Parameters
+    ----------
+    kernel : str or ShiftInvariantKernel
+        One of ``"gaussian"``, ``"laplacian"``, ``"cauchy"``, ``"matern"`` (``nu=``, default
+        1.5), ``"ballsum"`` (``t=``, default 1; ``dim=``), or an instance, returned unchanged
+        (its own ``sigma`` is used; pass no extra parameters with an instance).
+    sigma : float, default 1.0
+        Length scale for a kernel given by name.
+    **params
+        Kernel-specific parameters (``nu`` for Matérn, ``t`` and ``dim`` for ball-sum).
+
+    Returns
+    -------
+    ShiftInvariantKernel
+
+    Raises
+    ------
+    ValueError
+        Unknown name (the message lists the valid names), or invalid parameters.
+    TypeError
+        Parameters that the kernel does not take.
+
+    Examples
+    --------
+    >>> from randfeat.kernels import get_kernel
+    >>> get_kernel("matern", sigma=0.5, nu=2.5)
+    MaternKernel(sigma=0.5, nu=2.5)
+    """
+    if isinstance(kernel, ShiftInvariantKernel):
+        if params:
+            raise TypeError(f"get_kernel: parameters {sorted(params)} cannot be applied to the "
+                            f"kernel instance {kernel!r}; pass them to its constructor")
+        return kernel
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a name in {list(KERNEL_NAMES)} or a ShiftInvariantKernel "
+                        f"instance, got {kernel!r} of type {type(kernel).__name__}")
+    key = kernel.strip().lower()
+    if key not in _KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; valid names are {list(KERNEL_NAMES)} "
+                         "(or pass a ShiftInvariantKernel instance)")
+    cls = _KERNELS[key]
+    try:
+        return cls(sigma, **params)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise TypeError(f"get_kernel: kernel {key!r} does not take parameters "
+                            f"{sorted(params)}") from None
+        raise
