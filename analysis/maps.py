@@ -67,32 +67,42 @@ def build(spec, size, random_state, n_threads=1):
         kw = {}
         if "t" in spec:
             kw["t"] = spec["t"]
-        if "radial" in spec:
-            kw["radial"] = spec["radial"]
         return randfeat.Fastfood(
             n_components(spec, size), kernel=spec["kernel"], sigma=sigma,
             features=spec.get("features", "paired"), random_state=random_state,
             n_threads=n_threads, **kw)
     if fam == "binning":
-        kw = {}
-        if "a" in spec or "q" in spec:
-            kw["kernel"] = library_binning_kernel(spec)
-        else:
-            kw["kernel"] = spec["kernel"]
-        return randfeat.RandomBinningFeatures(int(size), sigma=sigma, random_state=random_state,
-                                              n_threads=n_threads, **kw)
+        name, kparams = BINNING_NAMES[spec["kernel"]], None
+        if "a" in spec:
+            kparams = {"a": spec["a"]}
+        if "q" in spec:
+            kparams = {"q": spec["q"]}
+        return randfeat.RandomBinningFeatures(int(size), kernel=name, kernel_params=kparams,
+                                              sigma=sigma, random_state=random_state,
+                                              n_threads=n_threads)
     raise ValueError(f"unknown family {fam!r}")
 
 
-def library_binning_kernel(spec):
-    """How the binning estimator is told about a kernel with a shape parameter."""
-    return spec["kernel"]
+#: analysis.truth names -> randfeat.RandomBinningFeatures kernel names
+BINNING_NAMES = {"laplacian": "laplacian", "rational": "inverse_power",
+                 "stretched": "stretched_exponential"}
 
 
-def transform_pair(est, X, Y):
+def fit(spec, est, X):
+    """Fit ``est`` on X.  ``spec["radial"] == "none"`` then sets the fitted Fastfood scaling
+    diagonal S_ to 1, which turns V = S H G Pi H B / (sigma sqrt d) into the paper's
+    V' = H G Pi H B / (sigma sqrt d) (rows of length ||G||_F / sigma; LSS Lemma 3, Thm 4 and 6 are
+    stated for V')."""
+    est.fit(X)
+    if spec.get("radial") == "none":
+        est.S_ = np.ones_like(est.S_)
+    return est
+
+
+def transform_pair(spec, est, X, Y):
     """Fit on [X; Y] (binning needs the cells occupied) and return (Z_X, Z_Y) as dense arrays."""
     XY = np.vstack([X, Y])
-    Z = est.fit_transform(XY)
+    Z = fit(spec, est, XY).transform(XY)
     if hasattr(Z, "toarray"):
         Z = Z.toarray()
     Z = np.asarray(Z, dtype=float)
@@ -102,7 +112,7 @@ def transform_pair(est, X, Y):
 def estimates(spec, size, random_state, X, Y):
     """k-hat(X_i, Y_i) = z(X_i)'z(Y_i) from one freshly fitted map; X may have one row (broadcast)."""
     est = build(spec, size, random_state)
-    zx, zy = transform_pair(est, X, Y)
+    zx, zy = transform_pair(spec, est, X, Y)
     return np.sum(zx * zy, axis=1) if len(zx) == len(zy) else zy @ zx[0]
 
 

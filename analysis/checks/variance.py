@@ -94,7 +94,7 @@ def run(params, seed, progress=None):
 
         def terms(rs, spec=spec, X=X, Y=Y):
             est = maps.build(spec, dff, rs)
-            zx, zy = maps.transform_pair(est, X, Y)
+            zx, zy = maps.transform_pair(spec, est, X, Y)
             return maps.row_terms(zx, zy, "paired")[0]
 
         try:
