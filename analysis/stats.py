@@ -182,3 +182,20 @@ def variance_pvalue(samples, v0, *, axis=0):
     stat = nu * ratio
     p = 2.0 * np.minimum(_st.chi2.cdf(stat, nu), _st.chi2.sf(stat, nu))
     return np.minimum(p, 1.0), ratio, nu
+
+
+def variance_limits(samples, level, *, axis=0):
+    """One-sided (lower, upper) confidence limits for the variance at ``level`` each, from the
+    scaled chi-square law of :func:`variance_pvalue` (degrees of freedom from the sample kurtosis).
+    Returns (lower, s2, upper)."""
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True)
+    s2 = (c ** 2).sum(axis=axis) / (r - 1)
+    m4 = (c ** 4).mean(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = m4 / s2 ** 2
+        nu = 2.0 * (r - 1) / np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
+    lo = s2 * nu / _st.chi2.isf(level, nu)
+    hi = s2 * nu / _st.chi2.ppf(level, nu)
+    return lo, s2, hi
