@@ -57,6 +57,7 @@ DEFINES = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 C_SOURCES = {
     "_fwht": [str(SRC / "fwht.c")],
     "_fastfood": [str(SRC / "fwht.c")],
+    "_fourier": [str(SRC / "rff_trig.c")],
 }
 
 

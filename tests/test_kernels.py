@@ -147,13 +147,18 @@ def test_ballsum_closed_forms_d1_d3():
     assert BallSumKernel(1.0, t=1).k(np.array([4.0])) < 0
 
 
-@pytest.mark.parametrize("d", [2, 5, 16, 128, 1024])
+@pytest.mark.parametrize("d", [2, 5, 16, 81, 82, 128, 1024, 4096])
 def test_ballsum_against_mpmath(d):
+    """Every evaluation regime of the ball's characteristic function (series, Bessel form,
+    log-space Bessel, ratio recurrence below the order) against 40-digit mpmath."""
     mpmath = pytest.importorskip("mpmath")
     nu = d / 2
-    r = np.concatenate([[0.0, 1e-5, 0.3], np.geomspace(0.5, 20 * math.sqrt(d), 25)])
+    r = np.concatenate([[0.0, 1e-5, 0.3], np.geomspace(0.5, 20 * math.sqrt(d), 25),
+                        np.linspace(1.0, 1.5 * nu, 12)])
     got = BallSumKernel(1.0).k(np.stack([r] + [0 * r] * (d - 1), -1))
-    ref = np.array([float(mpmath.hyp0f1(nu + 1, -mpmath.mpf(x) ** 2 / 4)) for x in r])
+    with mpmath.workdps(40):
+        ref = np.array([float(mpmath.hyp0f1(nu + 1, -mpmath.mpf(x) ** 2 / 4, maxprec=20000))
+                        for x in r])
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-13)
 
 

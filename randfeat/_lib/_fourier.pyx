@@ -1,0 +1,173 @@
+"""Compiled random Fourier feature maps.
+
+Private: use :class:`randfeat.RandomFourierFeatures`, which validates, draws the random
+parameters and allocates.  ``transform_paired``/``transform_phase`` run the whole map in ONE
+parallel region: the rows are cut into fixed blocks of ``chunk`` rows (independent of the thread
+count); each block is projected by a single-threaded BLAS gemm straight into the output buffer
+and then goes through the fused cos/sin while it is still in cache.  One thread pool, one
+hand-off per call (two pools -- BLAS threads, then OpenMP threads -- pay two, which costs a lot on
+a busy machine), and a row's result depends only on its block, so the output is bit-identical for
+any thread count.  The caller must keep the BLAS single-threaded during the call (threadpoolctl).
+``paired_inplace``/``phase_inplace`` apply only the trigonometric part to a given projection.
+The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU).
+"""
+from cython cimport floating
+from cython.parallel cimport prange
+
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
+
+cdef extern from "rff_trig.h" nogil:
+    void rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
+    void rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
+    void rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
+    void rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
+    const char *rf_rff_trig_isa() noexcept
+
+
+def openmp_enabled():
+    """Whether this extension was compiled with OpenMP."""
+    return bool(RANDFEAT_OPENMP_ENABLED)
+
+
+def isa():
+    """Name of the SIMD code path of the sin/cos loops selected at run time for this CPU."""
+    return rf_rff_trig_isa().decode("ascii")
+
+
+cdef inline void _paired_row(floating *row, Py_ssize_t m, floating scale) noexcept nogil:
+    if floating is float:
+        rf_rff_paired_float(row, m, scale)
+    else:
+        rf_rff_paired_double(row, m, scale)
+
+
+cdef inline void _phase_row(floating *row, const floating *b, Py_ssize_t m,
+                            floating scale) noexcept nogil:
+    if floating is float:
+        rf_rff_phase_float(row, b, m, scale)
+    else:
+        rf_rff_phase_double(row, b, m, scale)
+
+
+cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noexcept nogil:
+    """Never more threads than rows; one thread when the whole job is tiny."""
+    if n_threads > n_rows:
+        n_threads = <int>n_rows
+    if work < 8192:
+        n_threads = 1
+    return n_threads if n_threads > 1 else 1
+
+
+def paired_inplace(floating[:, ::1] buf, Py_ssize_t m, double scale, int n_threads):
+    """``buf[:, :m]`` holds the projection; write ``scale*cos`` there and ``scale*sin`` into
+    ``buf[:, m:2m]``.  ``buf`` must have exactly ``2m`` columns."""
+    cdef Py_ssize_t i, n_rows = buf.shape[0]
+    cdef floating s = <floating>scale
+    cdef int nt
+    if buf.shape[1] != 2 * m:
+        raise ValueError(f"paired_inplace: buffer has {buf.shape[1]} columns, expected {2 * m}")
+    if n_rows == 0 or m == 0:
+        return
+    nt = _threads(n_threads, n_rows, n_rows * m)
+    with nogil:
+        if nt == 1:
+            for i in range(n_rows):
+                _paired_row(&buf[i, 0], m, s)
+        else:
+            for i in prange(n_rows, schedule='static', num_threads=nt):
+                _paired_row(&buf[i, 0], m, s)
+
+
+def phase_inplace(floating[:, ::1] buf, const floating[::1] offset, double scale, int n_threads):
+    """``buf[i, j] = scale * cos(buf[i, j] + offset[j])`` in place."""
+    cdef Py_ssize_t i, n_rows = buf.shape[0], m = buf.shape[1]
+    cdef floating s = <floating>scale
+    cdef int nt
+    if offset.shape[0] != m:
+        raise ValueError(f"phase_inplace: {offset.shape[0]} offsets for {m} columns")
+    if n_rows == 0 or m == 0:
+        return
+    nt = _threads(n_threads, n_rows, n_rows * m)
+    with nogil:
+        if nt == 1:
+            for i in range(n_rows):
+                _phase_row(&buf[i, 0], &offset[0], m, s)
+        else:
+            for i in prange(n_rows, schedule='static', num_threads=nt):
+                _phase_row(&buf[i, 0], &offset[0], m, s)
+
+
+cdef inline void _gemm_block(const floating *X, const floating *W, floating *C, int nc, int m,
+                             int d, int ldc) noexcept nogil:
+    """Row-major C[:nc, :m] (row stride ldc) = X[:nc, :d] @ W[:m, :d].T via column-major gemm:
+    C^T (m x nc) = (W^T)^T (X^T) with W^T, X^T the column-major views of W, X."""
+    cdef char ta = b'T'
+    cdef char tb = b'N'
+    cdef float sone = 1.0, szero = 0.0
+    cdef double done = 1.0, dzero = 0.0
+    if floating is float:
+        sgemm(&ta, &tb, &m, &nc, &d, &sone, <float *>W, &d, <float *>X, &d, &szero,
+              <float *>C, &ldc)
+    else:
+        dgemm(&ta, &tb, &m, &nc, &d, &done, <double *>W, &d, <double *>X, &d, &dzero,
+              <double *>C, &ldc)
+
+
+def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floating[:, ::1] out,
+                     double scale, int n_threads, int chunk=256):
+    """out = scale * [cos(X W^T), sin(X W^T)], out of shape (n, 2m), W of shape (m, d)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
+    cdef Py_ssize_t c, i, r0, nc, n_chunks
+    cdef floating s = <floating>scale
+    cdef int nt
+    if W.shape[1] != d or out.shape[0] != n or out.shape[1] != 2 * m:
+        raise ValueError("transform_paired: inconsistent shapes X %s, W %s, out %s" % (
+            (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), (out.shape[0], out.shape[1])))
+    if chunk < 1:
+        raise ValueError(f"transform_paired: chunk must be >= 1, got {chunk}")
+    if n == 0 or m == 0:
+        return
+    n_chunks = (n + chunk - 1) // chunk
+    nt = _threads(n_threads, n_chunks, n * m * (d + 16))
+    with nogil:
+        for c in prange(n_chunks, schedule='static', num_threads=nt):
+            r0 = c * chunk
+            nc = n - r0
+            if nc > chunk:
+                nc = chunk
+            _gemm_block(&X[r0, 0], &W[0, 0], &out[r0, 0], <int>nc, <int>m, <int>d,
+                        <int>(2 * m))
+            for i in range(r0, r0 + nc):
+                _paired_row(&out[i, 0], m, s)
+
+
+def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
+                    const floating[::1] offset, floating[:, ::1] out, double scale,
+                    int n_threads, int chunk=256):
+    """out = scale * cos(X W^T + offset), out of shape (n, m), W of shape (m, d)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
+    cdef Py_ssize_t c, i, r0, nc, n_chunks
+    cdef floating s = <floating>scale
+    cdef int nt
+    if (W.shape[1] != d or out.shape[0] != n or out.shape[1] != m
+            or offset.shape[0] != m):
+        raise ValueError("transform_phase: inconsistent shapes X %s, W %s, offset %s, out %s" % (
+            (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), offset.shape[0],
+            (out.shape[0], out.shape[1])))
+    if chunk < 1:
+        raise ValueError(f"transform_phase: chunk must be >= 1, got {chunk}")
+    if n == 0 or m == 0:
+        return
+    n_chunks = (n + chunk - 1) // chunk
+    nt = _threads(n_threads, n_chunks, n * m * (d + 16))
+    with nogil:
+        for c in prange(n_chunks, schedule='static', num_threads=nt):
+            r0 = c * chunk
+            nc = n - r0
+            if nc > chunk:
+                nc = chunk
+            _gemm_block(&X[r0, 0], &W[0, 0], &out[r0, 0], <int>nc, <int>m, <int>d, <int>m)
+            for i in range(r0, r0 + nc):
+                _phase_row(&out[i, 0], &offset[0], m, s)
