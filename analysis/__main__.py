@@ -133,7 +133,11 @@ def main(argv=None):
     log(f"analysis: mode={mode} seeds={seeds[0]}..{seeds[-1]} ({len(seeds)}) checks={len(names)} "
         f"jobs={args.jobs} out={out}")
 
-    tasks = [(n, s) for s in seeds for n in names]
+    from analysis.checks import load as _load
+
+    # longest checks first, so that --jobs keeps every worker busy
+    tasks = sorted(((n, s) for s in seeds for n in names),
+                   key=lambda t: (t[1], -getattr(_load(t[0]), "COST", 1.0)))
     results = {}
     errors = {}
     w0 = time.monotonic()

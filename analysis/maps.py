@@ -56,11 +56,11 @@ def build(spec, size, random_state, n_threads=1):
     fam = spec["family"]
     sigma = spec.get("sigma", 1.0)
     if fam == "rff":
-        kern = spec["kernel"]
-        if "nu" in spec:
-            kern = library_kernel(spec)
+        kern, sig = spec["kernel"], sigma
+        if "nu" in spec:  # a kernel instance carries its own sigma (estimator's stays default)
+            kern, sig = library_kernel(spec), 1.0
         return randfeat.RandomFourierFeatures(
-            n_components(spec, size), kernel=kern, sigma=sigma,
+            n_components(spec, size), kernel=kern, sigma=sig,
             features=spec.get("features", "paired"), random_state=random_state,
             n_threads=n_threads)
     if fam == "fastfood":

@@ -34,6 +34,7 @@ DESIGN = ("Gaussian kernel, sigma = 1 (sigma_p = sqrt(d)), M = [0, a]^d (diam = 
           "The bound is contradicted only if the Clopper-Pearson lower limit of "
           "P(sup >= eps) (counting the certified LOWER ends) exceeds it where it is < 1; where it is "
           ">= 1 for every D of the grid the comparison is vacuous.")
+COST = 5  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 DELTA = 0.05
 
@@ -43,12 +44,15 @@ PARAMS = {
     "quick": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=4.0),
                             dict(d=2, a=1.0, sizes=[4, 16, 64, 256, 1024]),
                             dict(d=5, a=1.0, sizes=[4, 16, 64, 256, 1024])],
-                  sizes=[4, 16, 64, 256, 1024, 4096], R=20, eps=[0.1, 0.25, 0.5], tol=0.001,
-                  n_candidates=2000),
-    "full": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=4.0), dict(d=2, a=1.0), dict(d=2, a=3.0),
-                           dict(d=5, a=1.0), dict(d=10, a=1.0)],
-                 sizes=[4, 16, 64, 256, 1024, 4096, 16384], R=60, eps=[0.05, 0.1, 0.25, 0.5], tol=0.0005,
-                 n_candidates=20000),
+                  sizes=[4, 16, 64, 256, 1024, 4096], R=12, eps=[0.1, 0.25, 0.5], tol=0.001,
+                  n_candidates=1000),
+    "full": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=4.0),
+                           dict(d=2, a=1.0, sizes=[4, 16, 64, 256, 1024, 4096]),
+                           dict(d=2, a=3.0, sizes=[4, 16, 64, 256, 1024, 4096]),
+                           dict(d=5, a=1.0, sizes=[4, 16, 64, 256, 1024, 4096]),
+                           dict(d=10, a=1.0, sizes=[4, 16, 64, 256, 1024, 4096])],
+                 sizes=[4, 16, 64, 256, 1024, 4096, 16384], R=40, eps=[0.05, 0.1, 0.25, 0.5],
+                 tol=0.0005, n_candidates=5000),
 }
 SIGMA = 1.0
 GRAD_K_MAX = math.exp(-0.5) / SIGMA  # sup ||grad exp(-||x||^2/2)|| at ||x|| = 1

@@ -30,6 +30,7 @@ DESIGN = ("Laplacian kernel exp(-||x - y||_1/sigma), sigma = 1 (alpha = 1/sigma,
           "eps (log-log interpolation); P_bound = the P beyond the bound's peak where it equals "
           "delta = 0.05 (bisection); the bound is contradicted only if the Clopper-Pearson lower "
           "limit of P(sup > eps) exceeds it where it is < 1.")
+COST = 5  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 DELTA = 0.05
 SIGMA = 1.0
@@ -38,11 +39,13 @@ PARAMS = {
     "smoke": dict(settings=[dict(d=1, a=1.0)], sizes=[4, 64, 1024], R=6, eps=[0.25, 0.5],
                   n_points=100, n_pairs=500),
     "quick": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=3.0), dict(d=2, a=1.0)],
-                  sizes=[4, 16, 64, 256, 1024, 2048], R=20, eps=[0.1, 0.25, 0.5], n_points=200,
-                  n_pairs=2000),
-    "full": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=3.0), dict(d=2, a=1.0), dict(d=3, a=1.0)],
-                 sizes=[4, 16, 64, 256, 1024, 4096, 16384], R=60, eps=[0.05, 0.1, 0.25, 0.5],
-                 n_points=800, n_pairs=20000),
+                  sizes=[4, 16, 64, 256, 1024], R=12, eps=[0.1, 0.25, 0.5], n_points=150,
+                  n_pairs=1000),
+    "full": dict(settings=[dict(d=1, a=1.0), dict(d=1, a=3.0),
+                           dict(d=2, a=1.0, sizes=[4, 16, 64, 256, 1024, 4096]),
+                           dict(d=3, a=1.0, sizes=[4, 16, 64, 256, 1024, 4096])],
+                 sizes=[4, 16, 64, 256, 1024, 4096, 8192], R=40, eps=[0.05, 0.1, 0.25, 0.5],
+                 n_points=400, n_pairs=5000),
 }
 
 

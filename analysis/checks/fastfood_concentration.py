@@ -22,6 +22,7 @@ DESIGN = ("Gaussian kernel, sigma = 1, input dimension d (power of two), one blo
           "contradicted only if the one-sided Clopper-Pearson lower limit exceeds 2 delta "
           "(Bonferroni). Tightness: the empirical (1 - 2 delta) quantile of |k-hat - k| divided by "
           "t(delta) (THEORY P10 saw 8-16x below the threshold).")
+COST = 2  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 
 PARAMS = {

@@ -24,6 +24,7 @@ DESIGN = ("Gaussian kernel, sigma = 1, input dimension d (a power of two, no pad
           "contradicted only if the one-sided lower confidence limit of the variance (scaled "
           "chi-square with sample kurtosis, Bonferroni over all comparisons) exceeds it. "
           "Reported: tightness Var/bound and the inflation factor Var_Fastfood / Var_iid(n).")
+COST = 2  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 
 PARAMS = {

@@ -23,6 +23,7 @@ DESIGN = ("Fixed pair with ||Delta||/sigma = 1 (Gaussian k = 0.607; binning: Lap
           "Tightness: eps_emp(1 - delta) / eps_bound(delta) at delta = 0.05, eps_emp the empirical "
           "95% quantile of |k-hat - k|, eps_bound from inverting the bound; also for Bernstein with "
           "the exact variance (THEORY §2.4).")
+COST = 3  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 DELTA = 0.05
 

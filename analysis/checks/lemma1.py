@@ -24,6 +24,7 @@ DESIGN = ("(a) Numerical (deterministic): for each binning profile (Laplacian, i
           "against a second difference of k (relative 1e-4); tolerance 1e-6 absolute. (b) Statistical: the pitches "
           "that randfeat.RandomBinningFeatures actually draws (fitted widths_, one fit per "
           "replicate seed) against the CDF of p (Kolmogorov-Smirnov; Bonferroni over kernels).")
+COST = 1  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 TOL = 1e-6
 

@@ -23,6 +23,7 @@ DESIGN = ("For each map, R independently seeded fitted maps (one replicate = one
           "(RFF, binning) and the sample variance otherwise (Fastfood: rows dependent). "
           "Truth k from analysis.truth (closed forms written independently of randfeat.kernels); "
           "the library's own kernel objects are cross-checked against it (|diff| <= 1e-8).")
+COST = 2  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 
 _RFF = [dict(family="rff", kernel=k, features=f) for k in ("gaussian", "laplacian", "cauchy")

@@ -24,6 +24,7 @@ DESIGN = ("R independently seeded fitted maps per configuration; the estimate at
           "per-row variance uses the per-row terms n(cos_j cos_j' + sin_j sin_j') of row 0 "
           "(extracted from the [cos | sin] output blocks); its block inflation factor is reported "
           "with a 95% interval (no claim to test).")
+COST = 3  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 
 _MAPS = [dict(family="rff", kernel=k, features=f) for k in ("gaussian", "laplacian", "cauchy")
