@@ -90,7 +90,7 @@ def verdict(res):
                          f"{', '.join(str(c) for c in cnt)} / {R} (95% upper {up.max():.4f}) vs {2 * r['delta']:g} | "
                          f"{', '.join(f'{x:.3f}' for x in ratio)} | "
                          f"{'FAIL' if bad.any() and b['theorem'] else ('exceeds' if bad.any() else 'ok')} |")
-    table = ("| map | d | delta | threshold t(delta) per ||v|| | exceedances | quantile(1-2delta)/t per ||v|| | |\n"
+    table = ("| map | d | delta | threshold t(δ) per ‖v‖ | exceedances | quantile(1-2δ)/t per ‖v‖ | |\n"
              "|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     med = float(np.median(ratios)) if ratios else None
     return dict(verdict="fail" if fails else ("pass" if n_nonvac else "vacuous"),

@@ -114,7 +114,7 @@ def verdict(res):
         lines.append(f"| {r['label']} | {r['n']} | {np.max(t5):.3f} | "
                      f"{'-' if b4 is None else f'{np.max(s2 / b4):.3f}'} | {ratio_iid[i1]:.2f} | "
                      f"{'FAIL' if bad.any() else 'ok'} |")
-    table = ("| map | rows n | max Var/Thm 5 bound | max Var/Thm 4 bound | Var / iid Var at ||v||=1 | |\n"
+    table = ("| map | rows n | max Var/Thm 5 bound | max Var/Thm 4 bound | Var / iid Var at ‖v‖=1 | |\n"
              "|---|---|---|---|---|---|\n" + "\n".join(lines))
     notes.append("Theorem 4/5 are proved for V' (no S); the library's V (with S) is checked against "
                  "the same bounds (the paper omits the 'near-identical argument').")

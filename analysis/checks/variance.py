@@ -144,7 +144,7 @@ def verdict(res):
         pmin = min(pmin, f["row0_p"])
         if bad:
             fails.append(f["label"] + " per-row variance")
-        lines.append(f"| {f['label']} row 0 (||v|| = 1) | 1 | 1.00 | {f['v0']:.5f} | "
+        lines.append(f"| {f['label']} row 0 (‖v‖ = 1) | 1 | 1.00 | {f['v0']:.5f} | "
                      f"{f['row0_s2']:.5f} | {f['row0_ratio']:.3f} | {f['row0_p']:.2g} | "
                      f"{'FAIL' if bad else 'ok'} |")
         key = "inflation_noS" if "noS" in f["label"] else "inflation_S"
@@ -159,7 +159,7 @@ def verdict(res):
         notes.append(f"1-D Cauchy kernel, |Delta| = 3, equal embedding dim: Var paired = {a:.5f}, "
                      f"Var phase = {b:.5f} (theory {cc[0]['v0'][0]:.5f} vs {cc[1]['v0'][0]:.5f}: "
                      "phase-shift slightly better here, THEORY §2.3)")
-    table = ("| map | terms | ||Delta||/sigma | V/D (exact) | sample var | ratio | p | |\n"
+    table = ("| map | terms | ‖Δ‖/σ | V/D (exact) | sample var | ratio | p | |\n"
              "|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     infl = stat.get("inflation_S")
     summary = (f"all sample/exact variance ratios within {1 + worst_dev:.3f}x; min p = {pmin:.2g} "
