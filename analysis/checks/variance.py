@@ -150,7 +150,7 @@ def verdict(res):
         key = "inflation_noS" if "noS" in f["label"] else "inflation_S"
         stat[key] = f["inflation"]
         notes.append(f"{f['label']}, d = {f['d']}, one block, ||v|| = 1: inflation factor "
-                     f"Var(block mean) d / V = {f['inflation']:.2f} ± {1.96 * f['inflation_se'] * f['d']:.2f} "
+                     f"Var(block mean) d / V = {f['inflation']:.2f} ± {1.96 * f['inflation_se']:.2f} "
                      f"(95%); the LSS Thm 4 bound allows {f['thm4_bound_inflation']:.1f}")
     stat["min_p"] = pmin
     cc = [r for r in res["rows"] if "1-D" in r["label"]]
@@ -192,7 +192,7 @@ def plot(res):
             continue
         labels.append(f["label"].replace("fastfood gaussian paired", "Fastfood") + f" d={f['d']}")
         vals.append(f["inflation"])
-        errs.append(1.96 * f["inflation_se"] * f["d"])
+        errs.append(1.96 * f["inflation_se"])
         bnds.append(f["thm4_bound_inflation"])
     if labels:
         xs = np.arange(len(labels))
