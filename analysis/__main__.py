@@ -142,10 +142,22 @@ def main(argv=None):
     errors = {}
     w0 = time.monotonic()
 
+    from analysis.checks import load
+
+    sweep = {n: {} for n in names}
+
+    def _write_sweep():
+        meta = dict(command=command, mode=mode, wall_time_s=time.monotonic() - w0,
+                    complete=len(results) + len(errors) == len(tasks))
+        write_sweep(out / "seed_sweep.md", out / "seed_sweep.json", meta, sweep)
+
     def _done(name, seed, res, rt, cached):
         results[(name, seed)] = (res, rt, cached)
         log(f"[{len(results) + len(errors)}/{len(tasks)}] {name} seed {seed}: "
             f"{'cached' if cached else f'{rt:.1f} s'}")
+        if len(seeds) > 1:  # the sweep summary is rewritten as results arrive (resumable)
+            sweep[name][seed] = load(name).verdict(_from_json(res))["verdict"]
+            _write_sweep()
 
     common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet)
     if args.jobs > 1 and len(tasks) > 1:
@@ -165,23 +177,16 @@ def main(argv=None):
                 errors[(n, s)] = traceback.format_exc()
                 log(f"ERROR in {(n, s)}:\n{errors[(n, s)]}")
 
-    from analysis.checks import load
-
     wall = time.monotonic() - w0
     any_fail = bool(errors)
     if len(seeds) > 1:
-        table = {n: {} for n in names}
-        for (n, s), (res, _, _) in sorted(results.items(), key=lambda kv: (kv[0][1],)):
-            v = load(n).verdict(_from_json(res))["verdict"]
-            table[n][s] = v
-            any_fail |= v == "fail"
         for (n, s) in errors:
-            table[n][s] = "error"
-        meta = dict(command=command, mode=mode, wall_time_s=wall)
-        write_sweep(out / "seed_sweep.md", out / "seed_sweep.json", meta, table)
+            sweep[n][s] = "error"
+        _write_sweep()
         log(f"seed sweep written to {out / 'seed_sweep.md'}")
         for n in names:
-            vals = list(table[n].values())
+            vals = list(sweep[n].values())
+            any_fail |= "fail" in vals
             log(f"  {n}: {vals.count('pass')} pass, {vals.count('vacuous')} vacuous, "
                 f"{vals.count('fail')} fail, {vals.count('error')} error")
         return 1 if any_fail else 0

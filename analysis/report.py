@@ -114,14 +114,16 @@ def write_sweep(path_md, path_json, meta, table):
     """table: {check: {seed: verdict}}."""
     with open(path_json, "w") as fh:
         json.dump(to_jsonable({"meta": meta, "verdicts": table}), fh, indent=1)
-    seeds = sorted({s for v in table.values() for s in v})
-    lines = ["# Seed sweep", "", f"Command: `{meta['command']}`; mode {meta['mode']}; "
-             f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)}); wall time {meta['wall_time_s']:.0f} s", "",
+    seeds = sorted({s for v in table.values() for s in v}) or [None]
+    lines = ["# Seed sweep" + ("" if meta.get("complete", True) else " (IN PROGRESS / INCOMPLETE)"),
+             "", f"Command: `{meta['command']}`; mode {meta['mode']}; "
+             f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)} with results); wall time "
+             f"{meta['wall_time_s']:.0f} s", "",
              "| check | pass | vacuous | fail | failing seeds |", "|---|---|---|---|---|"]
     for name, v in table.items():
         vals = list(v.values())
         bad = [str(s) for s, x in v.items() if x == "fail"]
-        lines.append(f"| {name} | {vals.count('pass')} | {vals.count('vacuous')} | "
-                     f"{vals.count('fail')} | {', '.join(bad) or '-'} |")
+        lines.append(f"| {name} ({len(vals)} seeds) | {vals.count('pass')} | "
+                     f"{vals.count('vacuous')} | {vals.count('fail')} | {', '.join(bad) or '-'} |")
     with open(path_md, "w") as fh:
         fh.write("\n".join(lines) + "\n")
