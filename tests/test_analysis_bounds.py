@@ -3,7 +3,6 @@ bounds themselves; hypothesis varies the inputs only)."""
 
 import math
 
-import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
