@@ -120,7 +120,6 @@ def verdict(res):
                  "the same bounds (the paper omits the 'near-identical argument').")
     notes.append("THEORY P9 (our earlier MC): inflation at ||v|| = 1 about 2.4 (no S) and 1.5 (with S) "
                  "for d = 16, 2.8 / 1.9 for d >= 64.")
-    s_key = [k for k in infl if "noS" not in k]
     summ = ("Var/Thm-5 bound max " + f"{max(tight.values()):.3f}" if tight else "no Fastfood rows")
     if infl:
         summ += "; inflation over iid RFF at ||v||=1: " + ", ".join(
