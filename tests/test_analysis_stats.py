@@ -52,8 +52,10 @@ def test_z_test_exact_variance(global_random_seed):
     z, mean, se = stats.z_test_mean(x, 0.3, exact_var=4.0)
     assert np.all(np.abs(z) < 5.3)
     assert se == pytest.approx(2.0 / np.sqrt(5000))
-    z_bad, _, _ = stats.z_test_mean(x, 0.5, exact_var=4.0)
-    assert np.all(z_bad < -5)  # a 0.2 shift is 7 standard errors
+    # power: a 0.35 shift is 12.4 standard errors, so z_bad < -5 unless the true z > 7.4
+    # (probability ~1e-13 per column)
+    z_bad, _, _ = stats.z_test_mean(x, 0.65, exact_var=4.0)
+    assert np.all(z_bad < -5)
 
 
 def test_variance_pvalue_level_on_bernoulli_means(global_random_seed):
