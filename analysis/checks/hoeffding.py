@@ -1,0 +1,177 @@
+"""Check 3 — pointwise Hoeffding tails against the empirical tails."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis import bounds, maps, stats
+from analysis import montecarlo as mc
+from analysis import plots
+
+NAME = "hoeffding"
+TITLE = "Pointwise tail P(|k-hat - k| >= eps) vs Hoeffding"
+CLAIM = ("P[|z(x)'z(y) - k(x, y)| >= eps] <= 2 exp(-D eps^2 / 2) for the paired map with D "
+         "frequencies (printed in RR 2007 §3: 'since z_w(x)'z_w(y) is bounded between -1 and 1'); "
+         "<= 2 exp(-D eps^2 / 8) for the phase-shift map with D features (terms in [-2, 2]); "
+         "<= 2 exp(-2 P eps^2) for binning with P grids (terms in [0, 1]).")
+SOURCE = "RR 2007 §3 (after eq. (2)); THEORY §2.4, §3.5; Hoeffding 1963 Thm 2"
+DESIGN = ("Fixed pair with ||Delta||/sigma = 1 (Gaussian k = 0.607; binning: Laplacian L1 kernel), "
+          "d = 3. For each D on a grid, R independently seeded fitted maps give |k-hat - k|. "
+          "At each eps of a grid, the empirical tail p-hat is compared with the bound: the bound is "
+          "contradicted only if the one-sided Clopper-Pearson LOWER limit of p exceeds it "
+          "(Bonferroni over all (map, D, eps)); where the bound is >= 1 the comparison is vacuous. "
+          "Tightness: eps_emp(1 - delta) / eps_bound(delta) at delta = 0.05, eps_emp the empirical "
+          "95% quantile of |k-hat - k|, eps_bound from inverting the bound; also for Bernstein with "
+          "the exact variance (THEORY §2.4).")
+COST = 3  # relative run time, used to schedule --jobs
+ALPHA = 1e-5
+DELTA = 0.05
+
+_MAPS = [dict(family="rff", kernel="gaussian", features="paired"),
+         dict(family="rff", kernel="gaussian", features="phase"),
+         dict(family="binning", kernel="laplacian")]
+PARAMS = {
+    "smoke": dict(maps=_MAPS, d=3, sizes=[8, 32], R=200, n_eps=8),
+    "quick": dict(maps=_MAPS, d=3, sizes=[4, 16, 64, 256], R=1000, n_eps=12),
+    "full": dict(maps=_MAPS, d=3, sizes=[4, 8, 16, 32, 64, 128, 256, 512, 1024], R=5000, n_eps=20),
+}
+
+
+def _width_b(spec, k):
+    """(Hoeffding range, Bernstein |term - mean| bound) for the map's terms (THEORY §2.4, §3.5)."""
+    if spec["family"] == "binning":
+        return 1.0, max(k, 1 - k)
+    if spec["features"] == "paired":
+        return 2.0, 2.0
+    return 4.0, 3.0
+
+
+def _per_term_var(spec, k, k2):
+    if spec["family"] == "binning":
+        return float(bounds.var_binning(k))
+    if spec["features"] == "paired":
+        return float(bounds.var_rff_paired(k, k2))
+    return float(bounds.var_rff_phase(k, k2))
+
+
+def run(params, seed, progress=None):
+    d = params["d"]
+    geo = np.random.default_rng(20070103)
+    x0 = geo.uniform(-0.5, 0.5, size=d)
+    u = geo.standard_normal(d)
+    u /= np.linalg.norm(u)
+    out = []
+    for spec0 in params["maps"]:
+        spec = dict(spec0, sigma=1.0)
+        delta = u * (1.0 if spec["family"] != "binning" else 1.0 / np.abs(u).sum())
+        k = float(maps.true_k(spec, delta[None, :])[0])
+        k2 = float(maps.true_k(spec, 2 * delta[None, :])[0])
+        width, b = _width_b(spec, k)
+        V = _per_term_var(spec, k, k2)
+        per_size = []
+        for size in params["sizes"]:
+            lab = maps.label(spec) + f" size={size}"
+            seeds = mc.seed_sequences(seed, NAME, lab, n=params["R"])
+            err = np.abs(mc.replicate(lambda rs: maps.estimates(
+                spec, size, rs, x0[None, :], (x0 + delta)[None, :]), seeds, progress)[:, 0] - k)
+            e_bound = float(bounds.hoeffding_eps(size, DELTA, width))
+            eps = np.linspace(0.25, 1.5, params["n_eps"]) * e_bound
+            cnt = (err[None, :] >= eps[:, None]).sum(axis=1)
+            lo, q, hi = stats.quantile_ci(err, 1 - DELTA, 0.05)
+            per_size.append(dict(size=size, eps=eps.tolist(), count=cnt.tolist(),
+                                 bound=bounds.hoeffding(size, eps, width).tolist(),
+                                 bernstein=bounds.bernstein(size, eps, V, b).tolist(),
+                                 eps_emp=q, eps_emp_ci=[lo, hi], eps_hoeffding=e_bound,
+                                 eps_bernstein=float(bounds.bernstein_eps(size, DELTA, V, b)),
+                                 rmse=float(np.sqrt(np.mean(err ** 2))), rmse_theory=float(np.sqrt(V / size))))
+        out.append(dict(label=maps.label(spec), k=k, V=V, width=width, b=b, sizes=per_size))
+    return dict(R=params["R"], maps=out, delta=DELTA)
+
+
+def verdict(res):
+    R = res["R"]
+    m = sum(len(s["eps"]) for mp in res["maps"] for s in mp["sizes"])
+    level = stats.bonferroni(ALPHA, m)
+    fails, lines, notes = [], [], []
+    n_nonvac = 0
+    worst = 0.0  # max of CP lower / bound over non-vacuous comparisons
+    ratios = {}
+    for mp in res["maps"]:
+        for s in mp["sizes"]:
+            cnt = np.asarray(s["count"])
+            bnd = np.asarray(s["bound"])
+            lo = stats.clopper_pearson_lower(cnt, R, level)
+            up = stats.clopper_pearson_upper(cnt, R, 0.05)
+            nv = bnd < 1
+            n_nonvac += int(nv.sum())
+            if nv.any():
+                worst = max(worst, float(np.max(lo[nv] / bnd[nv])))
+            bad = nv & (lo > bnd)
+            if bad.any():
+                fails.append(f"{mp['label']} size {s['size']}")
+            th = s["eps_emp"] / s["eps_hoeffding"]
+            tb = s["eps_emp"] / s["eps_bernstein"]
+            ratios.setdefault(mp["label"], []).append(th)
+            i = int(np.argmin(np.abs(bnd - 0.05))) if nv.any() else 0
+            lines.append(f"| {mp['label']} | {s['size']} | {th:.3f} | {tb:.3f} | "
+                         f"{s['rmse']:.4f} / {s['rmse_theory']:.4f} | eps={s['eps'][i]:.3f}: "
+                         f"p-hat {cnt[i] / R:.4f} (95% upper {up[i]:.4f}) vs bound {bnd[i]:.4f} | "
+                         f"{'FAIL' if bad.any() else 'ok'} |")
+    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound | Bernstein | RMSE emp / exact | "
+             "example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    mean_ratio = {k: float(np.mean(v)) for k, v in ratios.items()}
+    paired = [v for k, v in mean_ratio.items() if "paired" in k]
+    tight = paired[0] if paired else float(np.mean(list(mean_ratio.values())))
+    verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")
+    notes.append("Tightness ratios (mean over D): " + ", ".join(
+        f"{k}: {v:.3f}" for k, v in mean_ratio.items()) + " — the Hoeffding eps at delta = 0.05 is "
+        "1/ratio times the empirical 95% quantile.")
+    return dict(verdict=verdict_,
+                statistic={"tightness_by_map": mean_ratio, "max_cp_lower_over_bound": worst,
+                           "non_vacuous_comparisons": n_nonvac, "n_comparisons": m,
+                           "per_comparison_level": level, "failed": fails},
+                tightness=tight,
+                summary=(f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons); "
+                         f"eps_emp/eps_Hoeffding at delta=0.05: " +
+                         ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f}" for k, v in mean_ratio.items())),
+                table=table, notes=notes)
+
+
+def plot(res):
+    v = verdict(res)
+    R = res["R"]
+    fig, axes = plots.figure(ncols=len(res["maps"]) + 1, width=4.2)
+    for ax, mp in zip(axes, res["maps"]):
+        for j, s in enumerate(mp["sizes"]):
+            c = plots.COLORS[j % len(plots.COLORS)]
+            eps = np.asarray(s["eps"])
+            cnt = np.asarray(s["count"])
+            lo, hi = stats.clopper_pearson(cnt, R, 0.05)
+            ph = np.maximum(cnt / R, 0.5 / R)
+            ax.plot(eps, ph, "o-", ms=3, color=c, label=f"empirical, size {s['size']}")
+            plots.band(ax, eps, np.maximum(lo, 0.5 / R), hi, c)
+            ax.plot(eps, np.minimum(s["bound"], 2), "--", color=c, lw=1.2)
+            ax.plot(eps, np.minimum(s["bernstein"], 2), ":", color=c, lw=1.2)
+        ax.set_yscale("log")
+        ax.set_xscale("log")
+        ax.set_ylim(0.3 / R, 2.5)
+        plots.finish(ax, "eps (kernel units)", "P(|k-hat - k| >= eps)",
+                     f"{mp['label']}: dashed Hoeffding, dotted Bernstein", fontsize=6)
+    ax = axes[-1]
+    for i, mp in enumerate(res["maps"]):
+        c = plots.COLORS[i]
+        sz = [s["size"] for s in mp["sizes"]]
+        ax.plot(sz, [s["eps_emp"] / s["eps_hoeffding"] for s in mp["sizes"]], "o-", color=c,
+                label=f"{mp['label']} / Hoeffding")
+        ax.plot(sz, [s["eps_emp"] / s["eps_bernstein"] for s in mp["sizes"]], "s:", color=c,
+                label=f"{mp['label']} / Bernstein")
+        lo = [s["eps_emp_ci"][0] / s["eps_hoeffding"] for s in mp["sizes"]]
+        hi = [s["eps_emp_ci"][1] / s["eps_hoeffding"] for s in mp["sizes"]]
+        plots.band(ax, sz, lo, hi, c)
+    ax.axhline(1.0, label="bound is tight", **plots.BOUND_STYLE)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.1)
+    plots.finish(ax, "D (frequencies / features) or P (grids)",
+                 "eps_emp(0.95) / eps_bound(0.05)", "tightness ratio", fontsize=6)
+    plots.verdict_title(fig, NAME, v["verdict"])
+    return fig

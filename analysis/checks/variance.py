@@ -1,0 +1,206 @@
+"""Check 2 — the exact variances of the estimates (THEORY §2.3, §3.5, §4.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis import bounds, maps, stats
+from analysis import montecarlo as mc
+from analysis import plots
+
+NAME = "variance"
+TITLE = "Exact variance of k-hat at a fixed pair"
+CLAIM = ("Var[k-hat] = V/D with the per-term variance V = (1 + k(2Delta) - 2k(Delta)^2)/2 for the "
+         "paired map and V = 1 + k(2Delta)/2 - k(Delta)^2 for the phase-shift map (Sutherland & "
+         "Schneider 2015; THEORY §2.3), V = k(1 - k) for binning (Bernoulli per grid, THEORY §3.5), "
+         "and Var[cos([V v]_j)] = (1/2)(1 - e^{-||v||^2})^2 for one Fastfood row (LSS 2013 Thm 4, "
+         "first claim). Fastfood's within-block inflation factor Var(block mean) d / V is reported "
+         "(THEORY P9: ~2.4-2.8 without S, ~1.5-1.9 with S at ||v|| = 1).")
+SOURCE = "S&S 2015 §2 (= THEORY §2.3), RR 2007 §4 (THEORY §3.5), LSS 2013 Thm 4 (arXiv Thm 9)"
+DESIGN = ("R independently seeded fitted maps per configuration; the estimate at fixed pairs "
+          "(x0, x0 + Delta_i) from transform(). H0: Var = V/D is tested with the sample variance "
+          "through a scaled chi-square law whose degrees of freedom use the sample kurtosis "
+          "(stats.variance_pvalue), two-sided, Bonferroni over all (map, Delta). Fastfood's "
+          "per-row variance uses the per-row terms n(cos_j cos_j' + sin_j sin_j') of row 0 "
+          "(extracted from the [cos | sin] output blocks); its block inflation factor is reported "
+          "with a 95% interval (no claim to test).")
+COST = 3  # relative run time, used to schedule --jobs
+ALPHA = 1e-5
+
+_MAPS = [dict(family="rff", kernel=k, features=f) for k in ("gaussian", "laplacian", "cauchy")
+         for f in ("paired", "phase")] + [dict(family="binning", kernel="laplacian")]
+PARAMS = {
+    "smoke": dict(maps=_MAPS[:1] + _MAPS[-1:], d=3, sigma=1.0, radii=[0.5, 1.0], R=200, size=8,
+                  cauchy1d=False, ff_d=8, ff_R=200),
+    "quick": dict(maps=_MAPS, d=3, sigma=1.0, radii=[0.5, 1.0, 2.0], R=1500, size=8,
+                  cauchy1d=True, ff_d=16, ff_R=1500),
+    "full": dict(maps=_MAPS + [dict(family="binning", kernel="rational", a=1.5)], d=3, sigma=1.0,
+                 radii=[0.25, 0.5, 1.0, 1.5, 2.0, 3.0], R=6000, size=16, cauchy1d=True, ff_d=64,
+                 ff_R=6000),
+}
+
+
+def _per_term_var(spec, k, k2):
+    if spec["family"] == "binning":
+        return bounds.var_binning(k)
+    if spec.get("features", "paired") == "paired":
+        return bounds.var_rff_paired(k, k2)
+    return bounds.var_rff_phase(k, k2)
+
+
+def run(params, seed, progress=None):
+    geo = np.random.default_rng(20070102)
+    d, sigma = params["d"], params["sigma"]
+    x0 = geo.uniform(-0.5, 0.5, size=d)
+    dirs = geo.standard_normal((len(params["radii"]), d))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    deltas = dirs * (np.asarray(params["radii"]) * sigma)[:, None]
+    rows = []
+
+    def one(spec, size, X, Y, dl, tag=""):
+        lab = maps.label(spec) + tag
+        seeds = mc.seed_sequences(seed, NAME, lab, n=params["R"])
+        khat = mc.replicate(lambda rs: maps.estimates(spec, size, rs, X, Y), seeds, progress)
+        k = maps.true_k(spec, dl)
+        v0 = _per_term_var(spec, k, maps.true_k(spec, 2 * dl)) / size
+        p, ratio, nu = stats.variance_pvalue(khat, v0)
+        rows.append(dict(label=lab, size=size, radii=(np.linalg.norm(dl, axis=1) / sigma).tolist(),
+                         k=k.tolist(), v0=np.atleast_1d(v0).tolist(),
+                         s2=khat.var(axis=0, ddof=1).tolist(), ratio=ratio.tolist(),
+                         p=p.tolist(), nu=nu.tolist()))
+
+    for spec0 in params["maps"]:
+        spec = dict(spec0, sigma=sigma)
+        one(spec, params["size"], x0[None, :], x0[None, :] + deltas, deltas)
+    if params["cauchy1d"]:
+        # 1-D Cauchy kernel at |Delta| = 3: phase-shift beats paired at equal embedding dim
+        # (THEORY §2.3); D_emb = 2 size: paired gets `size` frequencies, phase 2 size features
+        dl = np.array([[3.0]])
+        for f, size in (("paired", params["size"]), ("phase", 2 * params["size"])):
+            spec = dict(family="rff", kernel="cauchy", features=f, sigma=1.0)
+            one(spec, size, np.array([[0.2]]), np.array([[3.2]]), dl, tag=" 1-D |Delta|=3")
+
+    # Fastfood: per-row variance and within-block inflation, one block (n = d rows)
+    dff = params["ff_d"]
+    ff = []
+    for radial in (None, "none"):
+        spec = dict(family="fastfood", kernel="gaussian", features="paired", sigma=1.0)
+        if radial:
+            spec["radial"] = radial
+        lab = maps.label(spec)
+        v = geo.standard_normal(dff)
+        v /= np.linalg.norm(v)
+        X, Y = np.zeros((1, dff)), v[None, :]  # ||v|| = 1
+        seeds = mc.seed_sequences(seed, NAME, lab, n=params["ff_R"])
+
+        def terms(rs, spec=spec, X=X, Y=Y):
+            est = maps.build(spec, dff, rs)
+            zx, zy = maps.transform_pair(spec, est, X, Y)
+            return maps.row_terms(zx, zy, "paired")[0]
+
+        try:
+            t = mc.replicate(terms, seeds, progress)  # (R, n)
+        except Exception as exc:
+            ff.append(dict(label=lab, error=repr(exc)))
+            continue
+        v0 = float(bounds.var_fastfood_feature(1.0))
+        p, ratio, nu = stats.variance_pvalue(t[:, 0], v0)
+        est_mean = t.mean(axis=1)
+        s2 = est_mean.var(ddof=1)
+        _, _, se_ratio = stats.variance_test(est_mean, v0 / dff)
+        infl = s2 * dff / v0
+        ff.append(dict(label=lab, d=dff, n=t.shape[1], v0=v0, row0_s2=float(t[:, 0].var(ddof=1)),
+                       row0_ratio=float(ratio), row0_p=float(p),
+                       pooled_row_var=float(t.var(axis=0, ddof=1).mean()),
+                       inflation=float(infl), inflation_se=float(se_ratio),
+                       thm4_bound_inflation=float(bounds.fastfood_thm4_var_mean(1.0, dff) * dff / v0)))
+    return dict(R=params["R"], rows=rows, fastfood=ff, d=d)
+
+
+def verdict(res):
+    m = sum(len(r["p"]) for r in res["rows"]) + sum(1 for f in res["fastfood"] if "row0_p" in f)
+    level = stats.bonferroni(ALPHA, m)
+    fails, lines, notes = [], [], []
+    pmin = 1.0
+    worst_dev = 0.0
+    for r in res["rows"]:
+        p = np.asarray(r["p"])
+        pmin = min(pmin, float(p.min()))
+        worst_dev = max(worst_dev, float(np.max(np.abs(np.asarray(r["ratio"]) - 1))))
+        bad = bool((p < level).any())
+        if bad:
+            fails.append(r["label"])
+        for i in range(len(p)):
+            lines.append(f"| {r['label']} | {r['size']} | {r['radii'][i]:.2f} | {r['v0'][i]:.5f} | "
+                         f"{r['s2'][i]:.5f} | {r['ratio'][i]:.3f} | {p[i]:.2g} | "
+                         f"{'FAIL' if p[i] < level else 'ok'} |")
+    stat = {"min_p": pmin, "per_comparison_level": level, "n_comparisons": m,
+            "max_abs_ratio_minus_1": worst_dev}
+    for f in res["fastfood"]:
+        if "error" in f:
+            notes.append(f"{f['label']}: could not run ({f['error']})")
+            continue
+        bad = f["row0_p"] < level
+        pmin = min(pmin, f["row0_p"])
+        if bad:
+            fails.append(f["label"] + " per-row variance")
+        lines.append(f"| {f['label']} row 0 (‖v‖ = 1) | 1 | 1.00 | {f['v0']:.5f} | "
+                     f"{f['row0_s2']:.5f} | {f['row0_ratio']:.3f} | {f['row0_p']:.2g} | "
+                     f"{'FAIL' if bad else 'ok'} |")
+        key = "inflation_noS" if "noS" in f["label"] else "inflation_S"
+        stat[key] = f["inflation"]
+        notes.append(f"{f['label']}, d = {f['d']}, one block, ||v|| = 1: inflation factor "
+                     f"Var(block mean) d / V = {f['inflation']:.2f} ± {1.96 * f['inflation_se']:.2f} "
+                     f"(95%); the LSS Thm 4 bound allows {f['thm4_bound_inflation']:.1f}")
+    stat["min_p"] = pmin
+    cc = [r for r in res["rows"] if "1-D" in r["label"]]
+    if len(cc) == 2:
+        a, b = cc[0]["s2"][0], cc[1]["s2"][0]
+        notes.append(f"1-D Cauchy kernel, |Delta| = 3, equal embedding dim: Var paired = {a:.5f}, "
+                     f"Var phase = {b:.5f} (theory {cc[0]['v0'][0]:.5f} vs {cc[1]['v0'][0]:.5f}: "
+                     "phase-shift slightly better here, THEORY §2.3)")
+    table = ("| map | terms | ‖Δ‖/σ | V/D (exact) | sample var | ratio | p | |\n"
+             "|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    infl = stat.get("inflation_S")
+    summary = (f"all sample/exact variance ratios within {1 + worst_dev:.3f}x; min p = {pmin:.2g} "
+               f"vs per-comparison level {level:.1g} ({m} comparisons)")
+    if infl is not None:
+        summary += f"; Fastfood inflation {infl:.2f} (with S)"
+    if "inflation_noS" in stat:
+        summary += f", {stat['inflation_noS']:.2f} (no S)"
+    return dict(verdict="fail" if fails else "pass", statistic=dict(stat, failed=fails),
+                tightness=None, summary=summary, table=table, notes=notes)
+
+
+def plot(res):
+    v = verdict(res)
+    fig, axes = plots.figure(ncols=2, width=5.5)
+    ax, bx = axes
+    zc = stats.z_threshold(v["statistic"]["per_comparison_level"])
+    for i, r in enumerate(res["rows"]):
+        c = plots.COLORS[i % len(plots.COLORS)]
+        x = np.asarray(r["radii"]) * (1 + 0.015 * (i - 4))
+        ratio = np.asarray(r["ratio"])
+        err = zc * ratio * np.sqrt(2.0 / np.asarray(r["nu"]))
+        ax.errorbar(x, ratio, yerr=err, fmt="o", ms=3, color=c, label=r["label"], capsize=2, lw=0.8)
+    ax.axhline(1.0, label="exact variance", **plots.BOUND_STYLE)
+    plots.finish(ax, "||Delta|| / sigma (dimensionless)", "sample variance / exact V/D (ratio)",
+                 f"R = {res['R']} fits per point; bars = Bonferroni level", fontsize=6)
+    labels, vals, errs, bnds = [], [], [], []
+    for f in res["fastfood"]:
+        if "error" in f:
+            continue
+        labels.append(f["label"].replace("fastfood gaussian paired", "Fastfood") + f" d={f['d']}")
+        vals.append(f["inflation"])
+        errs.append(1.96 * f["inflation_se"])
+        bnds.append(f["thm4_bound_inflation"])
+    if labels:
+        xs = np.arange(len(labels))
+        bx.bar(xs, vals, yerr=errs, color=plots.COLORS[:len(labels)], capsize=4, label="measured (95% CI)")
+        bx.scatter(xs, bnds, marker="_", s=600, color="k", label="LSS Thm 4 bound")
+        bx.axhline(1.0, color="gray", lw=1, label="iid RFF (no inflation)")
+        bx.set_xticks(xs, labels, fontsize=7)
+        bx.set_yscale("log")
+    plots.finish(bx, "", "Var(block mean) x d / per-row V (ratio)", "Fastfood within-block inflation, ||v|| = 1")
+    plots.verdict_title(fig, NAME, v["verdict"])
+    return fig

@@ -1,0 +1,48 @@
+"""Shared figure style: labelled axes with units, log scales for quantities spanning decades,
+bounds as lines, confidence bands.  Functions take results, return Figures; no computation, no
+``plt.show()``."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+BOUND_STYLE = dict(color="k", linestyle="--", linewidth=1.4)
+
+
+def figure(ncols=1, nrows=1, width=5.0, height=3.8, **kw):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
+                             squeeze=False, **kw)
+    fig.set_layout_engine("constrained")
+    return fig, axes.ravel()
+
+
+def band(ax, x, lo, hi, color, alpha=0.2, **kw):
+    ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, **kw)
+
+
+def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.grid(True, which="major", alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize, loc=loc)
+
+
+def verdict_title(fig, name, verdict):
+    color = {"pass": "tab:green", "fail": "tab:red", "vacuous": "tab:gray"}.get(verdict, "k")
+    fig.suptitle(f"{name}: {verdict.upper()}", color=color, fontsize=11)
+
+
+def close(fig):
+    plt.close(fig)
+
+
+def as_array(x):
+    return np.asarray(x, dtype=float)

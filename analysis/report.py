@@ -1,0 +1,129 @@
+"""Writing DIR/report.md and DIR/report.json from the check records."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep"]
+
+
+def to_jsonable(obj):
+    """Recursively convert numpy scalars/arrays and non-finite floats to JSON-safe values."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    return obj
+
+
+def write_json(path, meta, records):
+    with open(path, "w") as fh:
+        json.dump(to_jsonable({"meta": meta, "checks": records}), fh, indent=1)
+
+
+def _fmt(x):
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, list) and len(x) > 6:
+        return f"[{len(x)} values]"
+    return str(x)
+
+
+def write_markdown(path, meta, records, checks):
+    lines = [
+        "# randfeat analysis report",
+        "",
+        f"Command: `{meta['command']}`  ",
+        f"Mode: **{meta['mode']}**, seed {meta['seed']}, randfeat {meta['randfeat_version']}, "
+        f"analysis code {meta['code_version'][:12]}, {meta['date']}  ",
+        f"Wall time: {meta['wall_time_s']:.1f} s (sum of per-check wall times {meta['cpu_time_s']:.1f} s, "
+        f"{meta['n_cached']} cached); jobs = {meta['jobs']}",
+        "",
+        "Verdicts: **pass** = no comparison rejected at the stated family false-alarm rate; "
+        "**fail** = a claim is contradicted by the data at that rate; **vacuous** = the bound is "
+        ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
+        "quantity / what the bound allows (1 = the bound is attained; claim1/claim2: D_emp/D_bound, "
+        "hoeffding: eps_emp/eps_bound, fastfood_variance: Var/bound, fastfood_concentration: "
+        "quantile/threshold).",
+        "",
+        "| check | verdict | key statistic | tightness | false-alarm rate | time (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        t = r["tightness"]
+        summ = r["summary"].replace("|", "\\|")
+        lines.append(f"| [{r['name']}](#{r['name']}) | **{r['verdict']}** | {summ} | "
+                     f"{'-' if t is None else _fmt(t)} | {r['false_alarm']:g} | "
+                     f"{r['runtime_s']:.1f}{' (cached)' if r['cached'] else ''} |")
+    lines.append("")
+    for r in records:
+        mod = checks[r["name"]]
+        lines += [
+            f"## {r['name']}",
+            "",
+            f"**{mod.TITLE}** — verdict: **{r['verdict']}**",
+            "",
+            f"> {mod.CLAIM}",
+            "",
+            f"Source: {mod.SOURCE}",
+            "",
+            f"*Design.* {mod.DESIGN}",
+            "",
+            f"*False alarms.* Family false-alarm rate {mod.ALPHA:g} for the whole check, "
+            "split over its comparisons by Bonferroni.",
+            "",
+            "*Parameters* (" + meta["mode"] + "): `" +
+            json.dumps(to_jsonable(r["params_brief"]))[:600] + "`",
+            "",
+            f"*Result.* {r['summary']}",
+            "",
+        ]
+        stat = {k: v for k, v in r["statistic"].items() if not isinstance(v, (list, dict))
+                or len(v) <= 6}
+        if stat:
+            lines.append("Statistics: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in stat.items()))
+            lines.append("")
+        if r.get("table"):
+            lines += [r["table"], ""]
+        for n in r.get("notes", []):
+            lines.append(f"- {n}")
+        if r.get("notes"):
+            lines.append("")
+        lines += [f"![{r['name']}]({r['figure']})", ""]
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines))
+
+
+def write_sweep(path_md, path_json, meta, table):
+    """table: {check: {seed: verdict}}."""
+    with open(path_json, "w") as fh:
+        json.dump(to_jsonable({"meta": meta, "verdicts": table}), fh, indent=1)
+    seeds = sorted({s for v in table.values() for s in v}) or [None]
+    lines = ["# Seed sweep" + ("" if meta.get("complete", True) else " (IN PROGRESS / INCOMPLETE)"),
+             "", f"Command: `{meta['command']}`; mode {meta['mode']}; "
+             f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)} with results); wall time "
+             f"{meta['wall_time_s']:.0f} s", "",
+             "| check | pass | vacuous | fail | failing seeds |", "|---|---|---|---|---|"]
+    for name, v in table.items():
+        vals = list(v.values())
+        bad = [str(s) for s, x in v.items() if x == "fail"]
+        lines.append(f"| {name} ({len(vals)} seeds) | {vals.count('pass')} | "
+                     f"{vals.count('vacuous')} | {vals.count('fail')} | {', '.join(bad) or '-'} |")
+    with open(path_md, "w") as fh:
+        fh.write("\n".join(lines) + "\n")

@@ -1,0 +1,201 @@
+"""Statistical helpers for the Monte Carlo checks (THEORY.md §5).
+
+Every function returns plain numbers / arrays; nothing here draws random numbers.
+
+False alarms
+------------
+Each check states a *family* false-alarm rate ``alpha`` (probability that the check fails although
+every claim it tests is true).  Inside a check the ``m`` individual comparisons share it by
+Bonferroni: each comparison is run at level ``alpha / m`` (:func:`bonferroni`).  Two-sided z-tests
+then use the threshold :func:`z_threshold`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats as _st
+
+__all__ = [
+    "bonferroni",
+    "z_threshold",
+    "z_test_mean",
+    "clopper_pearson",
+    "clopper_pearson_upper",
+    "clopper_pearson_lower",
+    "variance_test",
+    "variance_ratio_interval",
+    "loglog_slope",
+    "quantile_ci",
+]
+
+
+def bonferroni(alpha: float, m: int) -> float:
+    """Per-comparison level for a family of ``m`` comparisons at family level ``alpha``."""
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    return alpha / max(int(m), 1)
+
+
+def z_threshold(level: float, two_sided: bool = True) -> float:
+    """Threshold z* with P(|Z| > z*) = level (two-sided) or P(Z > z*) = level (one-sided)."""
+    return float(_st.norm.isf(level / 2 if two_sided else level))
+
+
+def z_test_mean(samples, target, *, exact_var=None, axis=0):
+    """z statistic of the sample mean against ``target``.
+
+    Parameters
+    ----------
+    samples : array, replicates along ``axis``.
+    target : array broadcastable to the mean.
+    exact_var : array or None
+        Exact variance of ONE replicate (e.g. V/D of THEORY §2.3).  When given the z-score uses it
+        (z = (mean - target) / sqrt(V/R)); otherwise the unbiased sample variance.
+
+    Returns
+    -------
+    z, mean, se : arrays
+    """
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    mean = x.mean(axis=axis)
+    var = np.asarray(exact_var, dtype=float) if exact_var is not None else x.var(axis=axis, ddof=1)
+    se = np.sqrt(var / r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (mean - np.asarray(target, dtype=float)) / se
+    # zero variance and exact agreement -> z = 0; zero variance and disagreement -> inf
+    z = np.where(se > 0, z, np.where(np.isclose(mean, target, rtol=0, atol=1e-12), 0.0, np.inf))
+    return z, mean, se
+
+
+def clopper_pearson_upper(k, n, level):
+    """One-sided Clopper–Pearson upper limit U: P_p(X <= k) = level at p = U (U = 1 if k = n).
+
+    Coverage P(p <= U) >= 1 - level for every p (exact, conservative).
+    """
+    k = np.asarray(k)
+    n = np.asarray(n)
+    u = _st.beta.ppf(1 - level, k + 1, np.maximum(n - k, 1e-300))
+    return np.where(k >= n, 1.0, u)
+
+
+def clopper_pearson_lower(k, n, level):
+    """One-sided Clopper–Pearson lower limit L (L = 0 if k = 0); P(p >= L) >= 1 - level."""
+    k = np.asarray(k)
+    n = np.asarray(n)
+    lo = _st.beta.ppf(level, np.maximum(k, 1e-300), n - k + 1)
+    return np.where(k <= 0, 0.0, lo)
+
+
+def clopper_pearson(k, n, level):
+    """Two-sided interval with ``level/2`` in each tail."""
+    return clopper_pearson_lower(k, n, level / 2), clopper_pearson_upper(k, n, level / 2)
+
+
+def variance_test(samples, v0, *, axis=0):
+    """z statistic of the sample variance against a hypothesised variance ``v0``.
+
+    Uses the delta-method standard error of s^2 from the *sample* fourth central moment,
+    se(s^2) = sqrt((m4 - s^4 (R-3)/(R-1)) / R), which does not assume normal data (the Monte Carlo
+    estimates are bounded averages; for Bernoulli-like estimates the kurtosis is far from 3).
+
+    Returns z, ratio s^2 / v0, se_ratio.
+    """
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True)
+    s2 = (c ** 2).sum(axis=axis) / (r - 1)
+    m4 = (c ** 4).mean(axis=axis)
+    var_s2 = np.maximum(m4 - s2 ** 2 * (r - 3) / (r - 1), 0.0) / r
+    se = np.sqrt(var_s2)
+    v0 = np.asarray(v0, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (s2 - v0) / se
+        ratio = s2 / v0
+        se_ratio = se / v0
+    return z, ratio, se_ratio
+
+
+def variance_ratio_interval(samples, v0, level, *, axis=0):
+    """Two-sided interval for s^2 / v0 at ``level`` (normal approximation with sample kurtosis)."""
+    _, ratio, se_ratio = variance_test(samples, v0, axis=axis)
+    zc = z_threshold(level)
+    return ratio - zc * se_ratio, ratio + zc * se_ratio
+
+
+def loglog_slope(x, y):
+    """Least-squares slope of log y on log x with its standard error and intercept.
+
+    Returns dict(slope, se, intercept) (natural logs).  Needs >= 3 positive points.
+    """
+    lx = np.log(np.asarray(x, dtype=float))
+    ly = np.log(np.asarray(y, dtype=float))
+    ok = np.isfinite(lx) & np.isfinite(ly)
+    lx, ly = lx[ok], ly[ok]
+    n = lx.size
+    if n < 2:
+        return {"slope": float("nan"), "se": float("nan"), "intercept": float("nan")}
+    a = np.vstack([lx, np.ones_like(lx)]).T
+    coef, *_ = np.linalg.lstsq(a, ly, rcond=None)
+    resid = ly - a @ coef
+    if n > 2:
+        s2 = resid @ resid / (n - 2)
+        se = float(np.sqrt(s2 / ((lx - lx.mean()) ** 2).sum()))
+    else:
+        se = float("nan")
+    return {"slope": float(coef[0]), "se": se, "intercept": float(coef[1])}
+
+
+def quantile_ci(samples, q, level):
+    """Distribution-free (order-statistic) two-sided CI for the q-quantile, and the point estimate.
+
+    Returns (lo, estimate, hi); lo/hi are order statistics chosen from Binomial(R, q).
+    """
+    x = np.sort(np.asarray(samples, dtype=float).ravel())
+    r = x.size
+    est = float(np.quantile(x, q))
+    lo_i = int(_st.binom.ppf(level / 2, r, q)) - 1
+    hi_i = int(_st.binom.isf(level / 2, r, q))
+    lo = x[lo_i] if lo_i >= 0 else -np.inf
+    hi = x[hi_i] if hi_i < r else np.inf
+    return float(lo), est, float(hi)
+
+
+def variance_pvalue(samples, v0, *, axis=0):
+    """Two-sided p-value of H0: Var = v0 from the sample variance.
+
+    Scaled chi-square (Satterthwaite) approximation s^2/v0 ~ chi2_nu / nu with
+    nu = 2 (R - 1) / (kappa - (R - 3)/(R - 1)), kappa the sample kurtosis m4 / s^4 (nu = R - 1 for
+    normal data).  This keeps the right skew of s^2 that a normal approximation loses in the far
+    tail (the checks reject at p ~ 1e-7).  Returns (p, ratio s^2/v0, nu).
+    """
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True)
+    s2 = (c ** 2).sum(axis=axis) / (r - 1)
+    m4 = (c ** 4).mean(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = m4 / s2 ** 2
+        denom = np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
+        nu = 2.0 * (r - 1) / denom
+        ratio = s2 / np.asarray(v0, dtype=float)
+    stat = nu * ratio
+    p = 2.0 * np.minimum(_st.chi2.cdf(stat, nu), _st.chi2.sf(stat, nu))
+    return np.minimum(p, 1.0), ratio, nu
+
+
+def variance_limits(samples, level, *, axis=0):
+    """One-sided (lower, upper) confidence limits for the variance at ``level`` each, from the
+    scaled chi-square law of :func:`variance_pvalue` (degrees of freedom from the sample kurtosis).
+    Returns (lower, s2, upper)."""
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True)
+    s2 = (c ** 2).sum(axis=axis) / (r - 1)
+    m4 = (c ** 4).mean(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = m4 / s2 ** 2
+        nu = 2.0 * (r - 1) / np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
+    lo = s2 * nu / _st.chi2.isf(level, nu)
+    hi = s2 * nu / _st.chi2.ppf(level, nu)
+    return lo, s2, hi
