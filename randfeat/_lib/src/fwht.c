@@ -101,21 +101,6 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_INTRA_ALL(v) rf_intra512f(rf_intra512f(rf_intra512f(rf_intra512f((v), 0), 1), 2), 3)
 #define RF_SCALE(v, s) _mm512_mul_ps((v), _mm512_set1_ps(s))
 #include "fwht_simd.h"
-#undef RF_SFX
-#undef RF_ATTR
-#undef RF_T
-#undef RF_V
-#undef RF_LOGW
-#undef RF_LOGR
-#undef RF_MAXRAD
-#undef RF_LEAF
-#undef RF_TOPRAD
-#undef RF_LOAD
-#undef RF_STORE
-#undef RF_ADD
-#undef RF_SUB
-#undef RF_INTRA_ALL
-#undef RF_SCALE
 
 /* ---- AVX-512, double: 8 lanes */
 static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const int k)
@@ -151,21 +136,6 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_INTRA_ALL(v) rf_intra512d(rf_intra512d(rf_intra512d((v), 0), 1), 2)
 #define RF_SCALE(v, s) _mm512_mul_pd((v), _mm512_set1_pd(s))
 #include "fwht_simd.h"
-#undef RF_SFX
-#undef RF_ATTR
-#undef RF_T
-#undef RF_V
-#undef RF_LOGW
-#undef RF_LOGR
-#undef RF_MAXRAD
-#undef RF_LEAF
-#undef RF_TOPRAD
-#undef RF_LOAD
-#undef RF_STORE
-#undef RF_ADD
-#undef RF_SUB
-#undef RF_INTRA_ALL
-#undef RF_SCALE
 
 /* ---- AVX2 + FMA, float: 8 lanes */
 #define RF_TGT256 __attribute__((target("avx2,fma")))
@@ -202,21 +172,6 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_INTRA_ALL(v) rf_intra256f(rf_intra256f(rf_intra256f((v), 0), 1), 2)
 #define RF_SCALE(v, s) _mm256_mul_ps((v), _mm256_set1_ps(s))
 #include "fwht_simd.h"
-#undef RF_SFX
-#undef RF_ATTR
-#undef RF_T
-#undef RF_V
-#undef RF_LOGW
-#undef RF_LOGR
-#undef RF_MAXRAD
-#undef RF_LEAF
-#undef RF_TOPRAD
-#undef RF_LOAD
-#undef RF_STORE
-#undef RF_ADD
-#undef RF_SUB
-#undef RF_INTRA_ALL
-#undef RF_SCALE
 
 /* ---- AVX2 + FMA, double: 4 lanes */
 static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const int k)
@@ -249,21 +204,6 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_INTRA_ALL(v) rf_intra256d(rf_intra256d((v), 0), 1)
 #define RF_SCALE(v, s) _mm256_mul_pd((v), _mm256_set1_pd(s))
 #include "fwht_simd.h"
-#undef RF_SFX
-#undef RF_ATTR
-#undef RF_T
-#undef RF_V
-#undef RF_LOGW
-#undef RF_LOGR
-#undef RF_MAXRAD
-#undef RF_LEAF
-#undef RF_TOPRAD
-#undef RF_LOAD
-#undef RF_STORE
-#undef RF_ADD
-#undef RF_SUB
-#undef RF_INTRA_ALL
-#undef RF_SCALE
 
 #endif /* RF_HAVE_X86_SIMD */
 

@@ -190,3 +190,20 @@ static RF_ATTR void RF_FN(rf_scale)(RF_T *x, ptrdiff_t n, RF_T s)
 #undef RF_CAT_
 #undef RF_VBUTTERFLY
 #undef RF_VLEVEL
+
+/* The instantiation parameters defined by the includer (fwht.c) end with this instance. */
+#undef RF_SFX
+#undef RF_ATTR
+#undef RF_T
+#undef RF_V
+#undef RF_LOGW
+#undef RF_LOGR
+#undef RF_MAXRAD
+#undef RF_LEAF
+#undef RF_TOPRAD
+#undef RF_LOAD
+#undef RF_STORE
+#undef RF_ADD
+#undef RF_SUB
+#undef RF_INTRA_ALL
+#undef RF_SCALE
