@@ -56,7 +56,7 @@ DEFINES = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 # C sources shared by several extensions (compiled into each that needs them).
 C_SOURCES = {
     "_fwht": [str(SRC / "fwht.c")],
-    "_fastfood": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c")],
+    "_fastfood": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c"), str(SRC / "fastfood_block.c")],
     "_fourier": [str(SRC / "rff_trig.c")],
 }
 
