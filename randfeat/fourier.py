@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -17,6 +18,9 @@ from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
 __all__ = ["RandomFourierFeatures"]
 
 _BLAS_LIBS = None
+# Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
+# fixed per machine so that the output never depends on the number of threads.
+_MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
 
 
 class _blas_limit:
@@ -134,9 +138,12 @@ default "gaussian"
     Cost per sample: one BLAS matrix product with :math:`W^\top` (:math:`O(d\,m)`, :math:`m`
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
     in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
-    (samples or frequencies) is cut into at most 8 blocks of at least 512, processed in one
-    parallel region, each by a single-threaded BLAS call followed by the cos/sin while the block
-    is in cache.  float32 input is computed in
+    (samples or frequencies) is cut into at most ``min(8, os.cpu_count())`` blocks of at least
+    512 (one block for small jobs), processed in one parallel region, each by a single-threaded
+    BLAS call followed by the cos/sin while the block is in cache.  The blocks depend on the
+    array shapes and the machine's CPU count, never on ``n_threads``, ``OMP_NUM_THREADS`` or the
+    affinity mask, so the output is bit-identical for any number of threads (on another machine
+    it may differ by an ulp: BLAS picks its kernels by CPU and shape).  float32 input is computed in
     float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
@@ -258,13 +265,13 @@ default "gaussian"
         with _blas_limit(1):
             if self.features == "paired":
                 out = np.empty((n, 2 * m), dtype=dt)
-                _fourier.transform_paired(X, W, out, scale, nt)
+                _fourier.transform_paired(X, W, out, scale, nt, 512, _MAX_BLOCKS)
             else:
                 b = self.random_offset_
                 if b.dtype != dt:
                     b = b.astype(dt)
                 out = np.empty((n, m), dtype=dt)
-                _fourier.transform_phase(X, W, b, out, scale, nt)
+                _fourier.transform_phase(X, W, b, out, scale, nt, 512, _MAX_BLOCKS)
         return out
 
     def __sklearn_tags__(self):

@@ -138,6 +138,34 @@ def test_identical_for_any_n_threads(features, global_dtype):
         np.testing.assert_array_equal(Z, outs[0])
 
 
+@pytest.mark.parametrize("max_blocks", [1, 3, 8])
+@pytest.mark.parametrize("n, m", [(3000, 700), (700, 3000)])
+def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype):
+    """The gemm blocks depend on the shapes and ``max_blocks`` only: any thread count (more or
+    fewer threads than blocks) gives the same bits.  n * m * (d + 16) > 2^26: threaded path."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(n, 40)).astype(global_dtype)
+    W = rng.normal(size=(m, 40)).astype(global_dtype)
+    b = rng.uniform(0, 6, size=m).astype(global_dtype)
+    for fn, width, args in ((_fourier.transform_paired, 2 * m, (X, W)),
+                            (_fourier.transform_phase, m, (X, W, b))):
+        outs = []
+        for nt in (1, 2, 5, 8):
+            out = np.empty((n, width), global_dtype)
+            fn(*args, out, 1.0, nt, 512, max_blocks)
+            outs.append(out)
+        for out in outs[1:]:
+            np.testing.assert_array_equal(out, outs[0])
+
+
+def test_max_blocks_is_fixed_per_machine():
+    """Neither n_threads nor OMP_NUM_THREADS nor the affinity mask choose the blocks."""
+    import os
+
+    from randfeat import fourier
+    assert fourier._MAX_BLOCKS == max(1, min(8, os.cpu_count() or 1))
+
+
 def test_random_state_kinds():
     X = np.random.default_rng(5).normal(size=(5, 3))
     a = RandomFourierFeatures(16, random_state=7).fit_transform(X)

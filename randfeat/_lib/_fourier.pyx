@@ -3,12 +3,16 @@
 Private: use :class:`randfeat.RandomFourierFeatures`, which validates, draws the random
 parameters and allocates.  ``transform_paired``/``transform_phase`` run the whole map in ONE
 parallel region: the larger of the two dimensions (rows of X or frequencies) is cut into at most
-8 blocks of at least ``chunk`` (they depend on the shapes, never on the thread count); each block is
-projected by a single-threaded BLAS gemm straight into the output buffer and then goes through
-the fused cos/sin while it is still in cache.  One thread pool, one
-hand-off per call (two pools -- BLAS threads, then OpenMP threads -- pay two, which costs a lot on
-a busy machine), and a row's result depends only on its block, so the output is bit-identical for
-any thread count.  The caller must keep the BLAS single-threaded during the call (threadpoolctl).
+``max_blocks`` blocks of at least ``chunk`` values, and into one block when the whole job is
+below the threading threshold; each block is projected by a single-threaded BLAS gemm straight
+into the output buffer and then goes through the fused cos/sin while it is still in cache.  One
+thread pool, one hand-off per call (two pools -- BLAS threads, then OpenMP threads -- pay two,
+which costs a lot on a busy machine).  The blocks depend on the shapes and ``max_blocks`` only,
+never on the thread count, and a row's result depends only on its block, so the output is
+bit-identical for any thread count.  (BLAS picks its micro-kernels by matrix shape, so cutting
+differently changes float64 results by an ulp for some shapes: the caller passes a
+``max_blocks`` fixed for the machine, ``min(8, os.cpu_count())``.)  The caller must keep the
+BLAS single-threaded during the call (threadpoolctl).
 ``paired_inplace``/``phase_inplace`` apply only the trigonometric part to a given projection.
 The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU).
 """
@@ -134,24 +138,31 @@ cdef inline void _gemm_block(const floating *X, const floating *W, floating *C, 
               <double *>C, &ldc)
 
 
-cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t chunk) noexcept nogil:
+cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t chunk,
+                              Py_ssize_t max_blocks) noexcept nogil:
     """Block length; > 0: blocks of rows, < 0: blocks of frequencies (see module docstring).
 
-    Split the larger L of n (rows) and m (frequencies) into at most 8 blocks of at least
-    ``chunk`` (512): every gemm call re-packs the whole operand that is not split, so few, long
-    blocks keep that overhead small (measured at d = 1024, float32, one thread: +4-9 % over one
-    gemm with blocks of 512-2048, +20-27 % with blocks of 256) while leaving work for up to 8
-    threads.  Depends on the shapes only, never
+    Split the larger L of n (rows) and m (frequencies) into at most ``max_blocks`` blocks of at
+    least ``chunk`` (512), or keep one block when the job is too small to be threaded: every
+    gemm call re-packs the whole operand that is not split, so every extra block costs time on
+    one thread (measured at n = 1000, float32, one thread, phase map, against one block:
+    d = 1024, m = 4096: +3 % with 2 blocks, +4 % with 8; d = 256, m = 16384: +6 % / +18 %;
+    d = 1024, m = 1000: +5 % / +21 %).  Depends on the shapes and ``max_blocks`` only, never
     on the thread count, so the result is identical for any number of threads."""
     cdef Py_ssize_t L = n if n > m else m
-    cdef Py_ssize_t b = (L + 7) // 8
+    cdef Py_ssize_t b
+    if max_blocks < 1:
+        max_blocks = 1
+    if n * m * (d + 16) < _PARALLEL_MIN_WORK:
+        max_blocks = 1
+    b = (L + max_blocks - 1) // max_blocks
     if b < chunk:
         b = chunk
     return b if n > m else -b
 
 
 def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floating[:, ::1] out,
-                     double scale, int n_threads, int chunk=512):
+                     double scale, int n_threads, int chunk=512, int max_blocks=8):
     """out = scale * [cos(X W^T), sin(X W^T)], out of shape (n, 2m), W of shape (m, d)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
     cdef Py_ssize_t c, i, r0, nc, n_chunks, blk
@@ -164,7 +175,7 @@ def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floatin
         raise ValueError(f"transform_paired: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
         return
-    blk = _block(n, m, chunk)
+    blk = _block(n, m, d, chunk, max_blocks)
     if blk > 0:
         n_chunks = (n + blk - 1) // blk
     else:
@@ -194,7 +205,7 @@ def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floatin
 
 def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
                     const floating[::1] offset, floating[:, ::1] out, double scale,
-                    int n_threads, int chunk=512):
+                    int n_threads, int chunk=512, int max_blocks=8):
     """out = scale * cos(X W^T + offset), out of shape (n, m), W of shape (m, d)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
     cdef Py_ssize_t c, i, r0, nc, n_chunks, blk
@@ -209,7 +220,7 @@ def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
         raise ValueError(f"transform_phase: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
         return
-    blk = _block(n, m, chunk)
+    blk = _block(n, m, d, chunk, max_blocks)
     if blk > 0:
         n_chunks = (n + blk - 1) // blk
     else:
