@@ -23,7 +23,6 @@ from randfeat.kernels import BallSumKernel, ShiftInvariantKernel, get_kernel
 
 __all__ = ["Fastfood"]
 
-_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # the fused kernel's specialisations, picked once (saves the fused-type dispatch per call)
 _KERNEL = {np.dtype(np.float32): _fastfood.fastfood_transform["float"],
            np.dtype(np.float64): _fastfood.fastfood_transform["double"]}
@@ -328,22 +327,11 @@ class Fastfood(RandomFeaturesBase):
             off = off.astype(dtype)
         return G, S, off
 
-    def _check_X_transform(self, X):
-        """Fast path for the common case (one-vector latency matters: sklearn's validate_data
-        costs ~50-300 us); anything unusual goes through the full ``_validate_X``."""
-        if (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES
-                and X.flags.c_contiguous and X.shape[0] > 0
-                and X.shape[1] == getattr(self, "n_features_in_", -1)
-                and not hasattr(self, "feature_names_in_")
-                and math.isfinite(X.sum())):   # NaN/inf propagate through the sum
-            return X
-        return self._validate_X(X, reset=False)
-
     def _compute(self, X, mode):
         """mode 0: paired features, 1: phase features, 2: the projections V x (n, n_freq_)."""
         if not hasattr(self, "B_packed_"):
             check_is_fitted(self)
-        X = self._check_X_transform(X)
+        X = self._validate_X(X, reset=False)
         n, dtype, d, n_freq = X.shape[0], X.dtype, self.d_padded_, self.n_freq_
         if self.projection == "fft":
             return self._compute_fft(X, mode)

@@ -98,3 +98,43 @@ def test_as_float_array_copy_does_not_share():
     x = np.ones(3)
     assert as_float_array(x) is x
     assert not np.shares_memory(as_float_array(x, copy=True), x)
+
+
+# ------------------------------------------------------------------------------------------
+# RandomFeaturesBase._validate_X: the transform-time fast path
+# ------------------------------------------------------------------------------------------
+def _fitted_estimators(d):
+    from randfeat import Fastfood, RandomBinningFeatures, RandomFourierFeatures
+
+    X = np.random.default_rng(0).normal(size=(5, d))
+    return [est.fit(X) for est in (RandomFourierFeatures(8, random_state=0),
+                                   Fastfood(8, random_state=0),
+                                   RandomBinningFeatures(3, random_state=0))]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_transform_fast_path_rejects_non_finite(bad):
+    for est in _fitted_estimators(4):
+        X = np.zeros((3, 4))
+        X[1, 2] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            est.transform(X)
+
+
+def test_transform_fast_path_huge_finite_values_do_not_warn():
+    """A finite input whose sum overflows falls back to the full check without a warning
+    (pytest turns warnings into errors here)."""
+    for est in _fitted_estimators(4):
+        X = np.full((3, 4), np.finfo(np.float64).max)
+        est.transform(X)   # features may be meaningless at this scale, but no warning / error
+
+
+def test_transform_fast_path_returns_input_unmodified():
+    for est in _fitted_estimators(4):
+        X = np.random.default_rng(1).normal(size=(3, 4))
+        X0 = X.copy()
+        assert est._validate_X(X, reset=False) is X
+        est.transform(X)
+        np.testing.assert_array_equal(X, X0)
+        with pytest.raises(ValueError, match="4 features"):
+            est.transform(X[:, :3].copy())
