@@ -161,13 +161,56 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     return b if n > m else -b
 
 
+cdef void _map_block(const floating *X, const floating *W, const floating *offset,
+                     floating *out, Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo,
+                     Py_ssize_t blk, Py_ssize_t c, bint paired, floating s) noexcept nogil:
+    """Block ``c``: the gemm of its rows (blk > 0) or frequencies (blk < 0) straight into
+    ``out`` (row stride ``ldo``), then the trigonometric part in place while it is in cache.
+    paired: cos over out[i, :m], sin into out[i, m:2m]; phase: cos(. + offset)."""
+    cdef Py_ssize_t i, r0, nc
+    if blk > 0:   # rows r0 .. r0 + nc, all frequencies
+        r0 = c * blk
+        nc = n - r0
+        if nc > blk:
+            nc = blk
+        _gemm_block(X + r0 * d, W, out + r0 * ldo, <int>nc, <int>m, <int>d, <int>ldo)
+        for i in range(r0, r0 + nc):
+            if paired:
+                _paired_split(out + i * ldo, out + i * ldo + m, m, s)
+            else:
+                _phase_row(out + i * ldo, offset, m, s)
+    else:         # frequencies r0 .. r0 + nc, all rows
+        r0 = c * (-blk)
+        nc = m - r0
+        if nc > -blk:
+            nc = -blk
+        _gemm_block(X, W + r0 * d, out + r0, <int>n, <int>nc, <int>d, <int>ldo)
+        for i in range(n):
+            if paired:
+                _paired_split(out + i * ldo + r0, out + i * ldo + m + r0, nc, s)
+            else:
+                _phase_row(out + i * ldo + r0, offset + r0, nc, s)
+
+
+cdef void _map(const floating *X, const floating *W, const floating *offset, floating *out,
+               Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo, Py_ssize_t chunk,
+               Py_ssize_t max_blocks, int n_threads, bint paired, floating s) noexcept nogil:
+    """Both maps: cut into blocks (``_block``), blocks spread over threads (``_map_block``)."""
+    cdef Py_ssize_t c, n_chunks
+    cdef Py_ssize_t blk = _block(n, m, d, chunk, max_blocks)
+    if blk > 0:
+        n_chunks = (n + blk - 1) // blk
+    else:
+        n_chunks = (m - blk - 1) // (-blk)
+    cdef int nt = _threads(n_threads, n_chunks, n * m * (d + 16))
+    for c in prange(n_chunks, schedule='static', num_threads=nt):
+        _map_block(X, W, offset, out, n, m, d, ldo, blk, c, paired, s)
+
+
 def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floating[:, ::1] out,
                      double scale, int n_threads, int chunk=512, int max_blocks=8):
     """out = scale * [cos(X W^T), sin(X W^T)], out of shape (n, 2m), W of shape (m, d)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
-    cdef Py_ssize_t c, i, r0, nc, n_chunks, blk
-    cdef floating s = <floating>scale
-    cdef int nt
     if W.shape[1] != d or out.shape[0] != n or out.shape[1] != 2 * m:
         raise ValueError("transform_paired: inconsistent shapes X %s, W %s, out %s" % (
             (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), (out.shape[0], out.shape[1])))
@@ -175,32 +218,9 @@ def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floatin
         raise ValueError(f"transform_paired: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
         return
-    blk = _block(n, m, d, chunk, max_blocks)
-    if blk > 0:
-        n_chunks = (n + blk - 1) // blk
-    else:
-        n_chunks = (m - blk - 1) // (-blk)
-    nt = _threads(n_threads, n_chunks, n * m * (d + 16))
     with nogil:
-        for c in prange(n_chunks, schedule='static', num_threads=nt):
-            if blk > 0:   # rows r0 .. r0 + nc, all frequencies
-                r0 = c * blk
-                nc = n - r0
-                if nc > blk:
-                    nc = blk
-                _gemm_block(&X[r0, 0], &W[0, 0], &out[r0, 0], <int>nc, <int>m, <int>d,
-                            <int>(2 * m))
-                for i in range(r0, r0 + nc):
-                    _paired_split(&out[i, 0], &out[i, m], m, s)
-            else:         # frequencies r0 .. r0 + nc, all rows
-                r0 = c * (-blk)
-                nc = m - r0
-                if nc > -blk:
-                    nc = -blk
-                _gemm_block(&X[0, 0], &W[r0, 0], &out[0, r0], <int>n, <int>nc, <int>d,
-                            <int>(2 * m))
-                for i in range(n):
-                    _paired_split(&out[i, r0], &out[i, m + r0], nc, s)
+        _map(&X[0, 0], &W[0, 0], NULL, &out[0, 0], n, m, d, 2 * m, chunk, max_blocks,
+             n_threads, True, <floating>scale)
 
 
 def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
@@ -208,9 +228,6 @@ def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
                     int n_threads, int chunk=512, int max_blocks=8):
     """out = scale * cos(X W^T + offset), out of shape (n, m), W of shape (m, d)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
-    cdef Py_ssize_t c, i, r0, nc, n_chunks, blk
-    cdef floating s = <floating>scale
-    cdef int nt
     if (W.shape[1] != d or out.shape[0] != n or out.shape[1] != m
             or offset.shape[0] != m):
         raise ValueError("transform_phase: inconsistent shapes X %s, W %s, offset %s, out %s" % (
@@ -220,27 +237,6 @@ def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
         raise ValueError(f"transform_phase: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
         return
-    blk = _block(n, m, d, chunk, max_blocks)
-    if blk > 0:
-        n_chunks = (n + blk - 1) // blk
-    else:
-        n_chunks = (m - blk - 1) // (-blk)
-    nt = _threads(n_threads, n_chunks, n * m * (d + 16))
     with nogil:
-        for c in prange(n_chunks, schedule='static', num_threads=nt):
-            if blk > 0:
-                r0 = c * blk
-                nc = n - r0
-                if nc > blk:
-                    nc = blk
-                _gemm_block(&X[r0, 0], &W[0, 0], &out[r0, 0], <int>nc, <int>m, <int>d, <int>m)
-                for i in range(r0, r0 + nc):
-                    _phase_row(&out[i, 0], &offset[0], m, s)
-            else:
-                r0 = c * (-blk)
-                nc = m - r0
-                if nc > -blk:
-                    nc = -blk
-                _gemm_block(&X[0, 0], &W[r0, 0], &out[0, r0], <int>n, <int>nc, <int>d, <int>m)
-                for i in range(n):
-                    _phase_row(&out[i, r0], &offset[r0], nc, s)
+        _map(&X[0, 0], &W[0, 0], &offset[0], &out[0, 0], n, m, d, m, chunk, max_blocks,
+             n_threads, False, <floating>scale)
