@@ -59,7 +59,7 @@ def test_ff13_table2_quick(tiny, tmp_path, capsys):
               "Fastfood ball-sum"):
         assert f"| Wine Quality | {m}" in md
     assert "| CT slices (axial) | RKS RBF | 49.491 | data missing |" in md
-    assert "QUICK MODE" in md
+    assert "QUICK MODE" in md and "test-set SE" in md
 
 
 def test_ff13_fig1_and_table1_quick(tmp_path, capsys):
@@ -120,6 +120,18 @@ def test_metrics():
     assert C.rr_error("binary", [1, -1, 1, 1], [1, 1, 1, 1]) == 25.0
     assert C.rmse([0.0, 0.0], [3.0, 4.0]) == pytest.approx(np.sqrt(12.5))
     assert C.derive_seed(0, "a", 1) == C.derive_seed(0, "a", 1) != C.derive_seed(1, "a", 1)
+
+
+def test_bootstrap_se_and_noise():
+    """For the mean of n iid N(0, 1) residuals the bootstrap SE estimates 1/sqrt(n): with 1000
+    resamples its relative error has sd ~ 3 % here, so 12 % is a ~4-sigma band (fixed seeds)."""
+    rng = np.random.default_rng(3)
+    y, pred = rng.normal(size=2000), np.zeros(2000)
+    se = C.bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
+    assert se == pytest.approx(1 / np.sqrt(2000), rel=0.12)
+    assert se == C.bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
+    assert C.noise(0.1, 0.3) == 0.3 and C.noise(float("nan"), 0.2) == 0.2
+    assert C.noise(0.1, None) == 0.1 and C.noise(float("nan"), None) == 0.0
 
 
 def test_bad_target_is_rejected(capsys):
