@@ -46,6 +46,18 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 dtype=[np.float64, np.float32], order="C", ensure_all_finite=True,
                 ensure_min_samples=1)
 
+    def _check_projections(self, n_bad, X):
+        """Raise when the compiled kernel met non-finite projections (``n_bad`` > 0): finite
+        but huge input can overflow w'x (float32 near 1e36, float64 near 1e306), and the
+        features would silently be NaN."""
+        if n_bad:
+            raise ValueError(
+                f"{type(self).__name__}.transform: the random projections of some rows of X "
+                f"overflowed to a non-finite value ({X.dtype} input with entries up to "
+                f"|x| = {float(np.max(np.abs(X))):.3g}), so their features would be NaN; "
+                "rescale X (e.g. with sklearn.preprocessing.StandardScaler)"
+                + (" or pass float64 input" if X.dtype == np.float32 else ""))
+
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)
 

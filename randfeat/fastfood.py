@@ -343,9 +343,10 @@ class Fastfood(RandomFeaturesBase):
             off = np.empty(0, dtype=dtype)
         n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
         scratch = np.empty((n_threads, 2 * d), dtype=dtype)
-        _KERNEL[dtype](
+        n_bad = _KERNEL[dtype](
             X, self.B_packed_, self.P_, G, S, off, out, scratch, d.bit_length() - 1,
             1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, n_threads)
+        self._check_projections(n_bad, X)
         return out
 
     def _compute_fft(self, X, mode):
@@ -354,10 +355,12 @@ class Fastfood(RandomFeaturesBase):
         Xp[:, :X.shape[1]] = X
         Z = np.empty((n, self.n_blocks_ * d), dtype=np.float64)
         B = self.B_
-        for b in range(self.n_blocks_):
-            R = _real_dft_rows(Xp * B[b])
-            Z[:, b * d:(b + 1) * d] = R[:, self.P_[b]]
-        Z = Z[:, :n_freq] / self.sigma_
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: the error below
+            for b in range(self.n_blocks_):
+                R = _real_dft_rows(Xp * B[b])
+                Z[:, b * d:(b + 1) * d] = R[:, self.P_[b]]
+            Z = Z[:, :n_freq] / self.sigma_
+        self._check_projections(not np.isfinite(Z).all(), X)
         if mode == 2:
             return Z.astype(X.dtype)
         if mode == 0:

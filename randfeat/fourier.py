@@ -265,13 +265,14 @@ default "gaussian"
         with _blas_limit(1):
             if self.features == "paired":
                 out = np.empty((n, 2 * m), dtype=dt)
-                _fourier.transform_paired(X, W, out, scale, nt, 512, _MAX_BLOCKS)
+                n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, _MAX_BLOCKS)
             else:
                 b = self.random_offset_
                 if b.dtype != dt:
                     b = b.astype(dt)
                 out = np.empty((n, m), dtype=dt)
-                _fourier.transform_phase(X, W, b, out, scale, nt, 512, _MAX_BLOCKS)
+                n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, _MAX_BLOCKS)
+        self._check_projections(n_bad, X)
         return out
 
     def __sklearn_tags__(self):

@@ -123,10 +123,14 @@ def test_transform_fast_path_rejects_non_finite(bad):
 
 def test_transform_fast_path_huge_finite_values_do_not_warn():
     """A finite input whose sum overflows falls back to the full check without a warning
-    (pytest turns warnings into errors here)."""
-    for est in _fitted_estimators(4):
-        X = np.full((3, 4), np.finfo(np.float64).max)
-        est.transform(X)   # features may be meaningless at this scale, but no warning / error
+    (pytest turns warnings into errors here); binning handles it, the Fourier maps raise the
+    overflow error of their projections."""
+    X = np.full((3, 4), np.finfo(np.float64).max)
+    rff, ff, binning = _fitted_estimators(4)
+    assert np.isfinite(binning.transform(X).data).all()
+    for est in (rff, ff):
+        with pytest.raises(ValueError, match="overflowed"):
+            est.transform(X)
 
 
 def test_transform_fast_path_returns_input_unmodified():
@@ -138,3 +142,36 @@ def test_transform_fast_path_returns_input_unmodified():
         np.testing.assert_array_equal(X, X0)
         with pytest.raises(ValueError, match="4 features"):
             est.transform(X[:, :3].copy())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_overflowing_projections_raise(dtype):
+    """Finite input so large that w'x overflows (every entry at the dtype's largest value:
+    |w'x| = max * |sum of 16 N(0, 1)| > max for most of the 32-64 frequencies, fixed seed):
+    a clear error, never NaN features."""
+    big = np.finfo(dtype).max
+    from randfeat import Fastfood, RandomFourierFeatures
+
+    X0 = np.random.default_rng(0).normal(size=(5, 16)).astype(dtype)
+    X = np.full((3, 16), big, dtype=dtype)
+    X[0] = 0.5                       # a normal row next to the overflowing ones
+    ests = [RandomFourierFeatures(64, features=f, random_state=0) for f in ("paired", "phase")]
+    # projection="fft" computes in float64, where float32's largest values do not overflow
+    projections = ("hadamard", "fft") if dtype == np.float64 else ("hadamard",)
+    ests += [Fastfood(64, features=f, projection=p, random_state=0)
+             for f in ("paired", "phase") for p in projections]
+    for est in ests:
+        est.fit(X0)
+        with pytest.raises(ValueError, match=r"overflowed.*rescale X"):
+            est.transform(X)
+        assert np.isfinite(est.transform(X[:1])).all()
+
+
+def test_kernel_counts_non_finite_projections():
+    from randfeat._lib import _fourier
+
+    buf = np.array([[0.5, np.inf, 1.0, 0.0], [0.1, 0.2, 0.0, 0.0], [np.nan, 1.0, 0.0, 0.0]])
+    assert _fourier.paired_inplace(buf.copy(), 2, 1.0, 1) == 2
+    ph = buf[:, :2].copy()
+    assert _fourier.phase_inplace(ph, np.zeros(2), 1.0, 2) == 2
+    assert np.isfinite(ph[1]).all()

@@ -42,10 +42,10 @@ from randfeat._lib._fwht cimport fwht_inplace
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED, omp_get_thread_num
 
 cdef extern from "rff_trig.h" nogil:
-    void rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
-    void rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
-    void rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
-    void rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
+    int rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
+    int rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
+    int rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
+    int rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
 
 
 cdef extern from "fastfood_block.h" nogil:
@@ -72,19 +72,19 @@ def openmp_enabled():
     return bool(RANDFEAT_OPENMP_ENABLED)
 
 
-cdef inline void _paired(floating *row, Py_ssize_t m, floating mult) noexcept nogil:
+cdef inline int _paired(floating *row, Py_ssize_t m, floating mult) noexcept nogil:
     if floating is float:
-        rf_rff_paired_float(row, m, mult)
+        return rf_rff_paired_float(row, m, mult)
     else:
-        rf_rff_paired_double(row, m, mult)
+        return rf_rff_paired_double(row, m, mult)
 
 
-cdef inline void _phase(floating *row, const floating *b, Py_ssize_t m,
-                        floating mult) noexcept nogil:
+cdef inline int _phase(floating *row, const floating *b, Py_ssize_t m,
+                       floating mult) noexcept nogil:
     if floating is float:
-        rf_rff_phase_float(row, b, m, mult)
+        return rf_rff_phase_float(row, b, m, mult)
     else:
-        rf_rff_phase_double(row, b, m, mult)
+        return rf_rff_phase_double(row, b, m, mult)
 
 
 cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
@@ -96,14 +96,15 @@ cdef inline void _apply_signs(floating *u, const floating *x, const unsigned cha
         rf_ff_apply_signs_double(u, x, bits, n)
 
 
-cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
+cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
                const unsigned char *Bbits, Py_ssize_t bits_stride, const int *P,
                const floating *G, const floating *S,
                const floating *offsets, floating scale, floating mult,
                Py_ssize_t n_blocks, Py_ssize_t n_freq, int mode,
                floating *out, floating *u, floating *w) noexcept nogil:
     """All blocks of one row: u, w are scratch buffers of d = 2**log_d values.  ``Bbits`` has
-    ``bits_stride`` bytes per block; G has d entries per block, S only the n_freq used rows."""
+    ``bits_stride`` bytes per block; G has d entries per block, S only the n_freq used rows.
+    Returns 1 when a projection was not finite (overflow: the row's features are NaN)."""
     cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
     cdef Py_ssize_t b, k, m, start
     cdef const int *Pb
@@ -135,9 +136,10 @@ cdef void _row(const floating *x, Py_ssize_t d_in, int log_d,
             rf_ff_scale_double(out + start, w, Sb, scale, m)
     # trigonometric part in place on the row (vectorised, shared with RandomFourierFeatures)
     if mode == 0:
-        _paired(out, n_freq, mult)
+        return _paired(out, n_freq, mult)
     elif mode == 1:
-        _phase(out, offsets, n_freq, mult)
+        return _phase(out, offsets, n_freq, mult)
+    return 0
 
 
 def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
@@ -154,7 +156,8 @@ def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbi
     n_blocks * d >= n_freq; S (n_freq,); offsets (n_freq,) (mode 1; ignored otherwise);
     out (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2; scratch
     (n_threads, 2 * d), one row per thread.  ``mult`` multiplies every
-    trigonometric feature (1/sqrt(n_freq) or sqrt(2/n_freq)).
+    trigonometric feature (1/sqrt(n_freq) or sqrt(2/n_freq)).  Returns the number of rows
+    with a non-finite projection (overflow; their features are NaN), 0 normally.
     """
     cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1]
     cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
@@ -169,13 +172,21 @@ def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbi
             f"Bbits ({Bbits.shape[0]}, {Bbits.shape[1]}), P ({P.shape[0]}, {P.shape[1]}), "
             f"G ({G.shape[0]}, {G.shape[1]}), S ({S.shape[0]},), "
             f"X ({X.shape[0]}, {X.shape[1]})")
+    if (out.shape[0] != n or out.shape[1] != (2 * n_freq if mode == 0 else n_freq)
+            or scratch.shape[1] < 2 * d or (mode == 1 and offsets.shape[0] != n_freq)
+            or mode < 0 or mode > 2):
+        raise ValueError(
+            f"fastfood_transform: inconsistent buffers for mode={mode}, n_freq={n_freq}, "
+            f"d={d}: out ({out.shape[0]}, {out.shape[1]}), scratch ({scratch.shape[0]}, "
+            f"{scratch.shape[1]}), offsets ({offsets.shape[0]},), X ({n}, {d_in})")
     cdef int n_thr = n_threads
     cdef floating sc = <floating>scale
     cdef floating mu = <floating>mult
     cdef int t
+    cdef Py_ssize_t n_bad = 0
     cdef const floating *off = &offsets[0] if offsets.shape[0] > 0 else NULL
     if n == 0 or n_freq == 0:
-        return
+        return 0
     if n_thr > n:
         n_thr = <int>n
     if n_thr > scratch.shape[0]:
@@ -185,14 +196,15 @@ def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbi
     if n_thr == 1:
         with nogil:
             for i in range(n):
-                _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
-                     &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[0, 0],
-                     &scratch[0, d])
-        return
+                n_bad += _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0],
+                              &G[0, 0], &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
+                              &scratch[0, 0], &scratch[0, d])
+        return n_bad
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_thr):
             # this thread's scratch row (allocated once by the caller, reused for every row)
             t = omp_get_thread_num()
-            _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
-                 &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0], &scratch[t, 0],
-                 &scratch[t, d])
+            n_bad += _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
+                          &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
+                          &scratch[t, 0], &scratch[t, d])
+    return n_bad

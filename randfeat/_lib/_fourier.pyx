@@ -24,12 +24,12 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
 
 cdef extern from "rff_trig.h" nogil:
-    void rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
-    void rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
-    void rf_rff_paired_split_double(double *c, double *s, Py_ssize_t m, double scale) noexcept
-    void rf_rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept
-    void rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
-    void rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
+    int rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
+    int rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
+    int rf_rff_paired_split_double(double *c, double *s, Py_ssize_t m, double scale) noexcept
+    int rf_rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept
+    int rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
+    int rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
     const char *rf_rff_trig_isa() noexcept
 
 
@@ -43,27 +43,29 @@ def isa():
     return rf_rff_trig_isa().decode("ascii")
 
 
-cdef inline void _paired_row(floating *row, Py_ssize_t m, floating scale) noexcept nogil:
+# The row functions return 1 when the row held a non-finite projection (see rff_trig.h); the
+# callers count such rows so that the Python layer can raise instead of returning NaN features.
+cdef inline int _paired_row(floating *row, Py_ssize_t m, floating scale) noexcept nogil:
     if floating is float:
-        rf_rff_paired_float(row, m, scale)
+        return rf_rff_paired_float(row, m, scale)
     else:
-        rf_rff_paired_double(row, m, scale)
+        return rf_rff_paired_double(row, m, scale)
 
 
-cdef inline void _paired_split(floating *c, floating *sn, Py_ssize_t m,
-                               floating scale) noexcept nogil:
+cdef inline int _paired_split(floating *c, floating *sn, Py_ssize_t m,
+                              floating scale) noexcept nogil:
     if floating is float:
-        rf_rff_paired_split_float(c, sn, m, scale)
+        return rf_rff_paired_split_float(c, sn, m, scale)
     else:
-        rf_rff_paired_split_double(c, sn, m, scale)
+        return rf_rff_paired_split_double(c, sn, m, scale)
 
 
-cdef inline void _phase_row(floating *row, const floating *b, Py_ssize_t m,
-                            floating scale) noexcept nogil:
+cdef inline int _phase_row(floating *row, const floating *b, Py_ssize_t m,
+                           floating scale) noexcept nogil:
     if floating is float:
-        rf_rff_phase_float(row, b, m, scale)
+        return rf_rff_phase_float(row, b, m, scale)
     else:
-        rf_rff_phase_double(row, b, m, scale)
+        return rf_rff_phase_double(row, b, m, scale)
 
 
 # Below this much work (n * m * (d + 16) multiply-adds and trig evaluations, a few ms on one
@@ -85,41 +87,39 @@ cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noex
 
 def paired_inplace(floating[:, ::1] buf, Py_ssize_t m, double scale, int n_threads):
     """``buf[:, :m]`` holds the projection; write ``scale*cos`` there and ``scale*sin`` into
-    ``buf[:, m:2m]``.  ``buf`` must have exactly ``2m`` columns."""
+    ``buf[:, m:2m]``.  ``buf`` must have exactly ``2m`` columns.  Returns the number of rows
+    with a non-finite projection (their features are NaN)."""
     cdef Py_ssize_t i, n_rows = buf.shape[0]
     cdef floating s = <floating>scale
     cdef int nt
+    cdef Py_ssize_t n_bad = 0
     if buf.shape[1] != 2 * m:
         raise ValueError(f"paired_inplace: buffer has {buf.shape[1]} columns, expected {2 * m}")
     if n_rows == 0 or m == 0:
-        return
+        return 0
     nt = _threads(n_threads, n_rows, n_rows * m)
     with nogil:
-        if nt == 1:
-            for i in range(n_rows):
-                _paired_row(&buf[i, 0], m, s)
-        else:
-            for i in prange(n_rows, schedule='static', num_threads=nt):
-                _paired_row(&buf[i, 0], m, s)
+        for i in prange(n_rows, schedule='static', num_threads=nt):
+            n_bad += _paired_row(&buf[i, 0], m, s)
+    return n_bad
 
 
 def phase_inplace(floating[:, ::1] buf, const floating[::1] offset, double scale, int n_threads):
-    """``buf[i, j] = scale * cos(buf[i, j] + offset[j])`` in place."""
+    """``buf[i, j] = scale * cos(buf[i, j] + offset[j])`` in place.  Returns the number of rows
+    with a non-finite projection (their features are NaN)."""
     cdef Py_ssize_t i, n_rows = buf.shape[0], m = buf.shape[1]
     cdef floating s = <floating>scale
     cdef int nt
+    cdef Py_ssize_t n_bad = 0
     if offset.shape[0] != m:
         raise ValueError(f"phase_inplace: {offset.shape[0]} offsets for {m} columns")
     if n_rows == 0 or m == 0:
-        return
+        return 0
     nt = _threads(n_threads, n_rows, n_rows * m)
     with nogil:
-        if nt == 1:
-            for i in range(n_rows):
-                _phase_row(&buf[i, 0], &offset[0], m, s)
-        else:
-            for i in prange(n_rows, schedule='static', num_threads=nt):
-                _phase_row(&buf[i, 0], &offset[0], m, s)
+        for i in prange(n_rows, schedule='static', num_threads=nt):
+            n_bad += _phase_row(&buf[i, 0], &offset[0], m, s)
+    return n_bad
 
 
 cdef inline void _gemm_block(const floating *X, const floating *W, floating *C, int nc, int m,
@@ -161,13 +161,14 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     return b if n > m else -b
 
 
-cdef void _map_block(const floating *X, const floating *W, const floating *offset,
+cdef Py_ssize_t _map_block(const floating *X, const floating *W, const floating *offset,
                      floating *out, Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo,
                      Py_ssize_t blk, Py_ssize_t c, bint paired, floating s) noexcept nogil:
     """Block ``c``: the gemm of its rows (blk > 0) or frequencies (blk < 0) straight into
     ``out`` (row stride ``ldo``), then the trigonometric part in place while it is in cache.
-    paired: cos over out[i, :m], sin into out[i, m:2m]; phase: cos(. + offset)."""
-    cdef Py_ssize_t i, r0, nc
+    paired: cos over out[i, :m], sin into out[i, m:2m]; phase: cos(. + offset).  Returns the
+    number of (row, block) pieces that held a non-finite projection."""
+    cdef Py_ssize_t i, r0, nc, n_bad = 0
     if blk > 0:   # rows r0 .. r0 + nc, all frequencies
         r0 = c * blk
         nc = n - r0
@@ -176,9 +177,9 @@ cdef void _map_block(const floating *X, const floating *W, const floating *offse
         _gemm_block(X + r0 * d, W, out + r0 * ldo, <int>nc, <int>m, <int>d, <int>ldo)
         for i in range(r0, r0 + nc):
             if paired:
-                _paired_split(out + i * ldo, out + i * ldo + m, m, s)
+                n_bad += _paired_split(out + i * ldo, out + i * ldo + m, m, s)
             else:
-                _phase_row(out + i * ldo, offset, m, s)
+                n_bad += _phase_row(out + i * ldo, offset, m, s)
     else:         # frequencies r0 .. r0 + nc, all rows
         r0 = c * (-blk)
         nc = m - r0
@@ -187,16 +188,18 @@ cdef void _map_block(const floating *X, const floating *W, const floating *offse
         _gemm_block(X, W + r0 * d, out + r0, <int>n, <int>nc, <int>d, <int>ldo)
         for i in range(n):
             if paired:
-                _paired_split(out + i * ldo + r0, out + i * ldo + m + r0, nc, s)
+                n_bad += _paired_split(out + i * ldo + r0, out + i * ldo + m + r0, nc, s)
             else:
-                _phase_row(out + i * ldo + r0, offset + r0, nc, s)
+                n_bad += _phase_row(out + i * ldo + r0, offset + r0, nc, s)
+    return n_bad
 
 
-cdef void _map(const floating *X, const floating *W, const floating *offset, floating *out,
+cdef Py_ssize_t _map(const floating *X, const floating *W, const floating *offset, floating *out,
                Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo, Py_ssize_t chunk,
                Py_ssize_t max_blocks, int n_threads, bint paired, floating s) noexcept nogil:
-    """Both maps: cut into blocks (``_block``), blocks spread over threads (``_map_block``)."""
-    cdef Py_ssize_t c, n_chunks
+    """Both maps: cut into blocks (``_block``), blocks spread over threads (``_map_block``).
+    Returns the count of non-finite projections found (0: every feature is finite)."""
+    cdef Py_ssize_t c, n_chunks, n_bad = 0
     cdef Py_ssize_t blk = _block(n, m, d, chunk, max_blocks)
     if blk > 0:
         n_chunks = (n + blk - 1) // blk
@@ -204,30 +207,34 @@ cdef void _map(const floating *X, const floating *W, const floating *offset, flo
         n_chunks = (m - blk - 1) // (-blk)
     cdef int nt = _threads(n_threads, n_chunks, n * m * (d + 16))
     for c in prange(n_chunks, schedule='static', num_threads=nt):
-        _map_block(X, W, offset, out, n, m, d, ldo, blk, c, paired, s)
+        n_bad += _map_block(X, W, offset, out, n, m, d, ldo, blk, c, paired, s)
+    return n_bad
 
 
 def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floating[:, ::1] out,
                      double scale, int n_threads, int chunk=512, int max_blocks=8):
-    """out = scale * [cos(X W^T), sin(X W^T)], out of shape (n, 2m), W of shape (m, d)."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
+    """out = scale * [cos(X W^T), sin(X W^T)], out of shape (n, 2m), W of shape (m, d).
+    Returns 0, or a positive count when some projection was not finite (overflow)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0], n_bad
     if W.shape[1] != d or out.shape[0] != n or out.shape[1] != 2 * m:
         raise ValueError("transform_paired: inconsistent shapes X %s, W %s, out %s" % (
             (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), (out.shape[0], out.shape[1])))
     if chunk < 1:
         raise ValueError(f"transform_paired: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
-        return
+        return 0
     with nogil:
-        _map(&X[0, 0], &W[0, 0], NULL, &out[0, 0], n, m, d, 2 * m, chunk, max_blocks,
-             n_threads, True, <floating>scale)
+        n_bad = _map(&X[0, 0], &W[0, 0], NULL, &out[0, 0], n, m, d, 2 * m, chunk, max_blocks,
+                     n_threads, True, <floating>scale)
+    return n_bad
 
 
 def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
                     const floating[::1] offset, floating[:, ::1] out, double scale,
                     int n_threads, int chunk=512, int max_blocks=8):
-    """out = scale * cos(X W^T + offset), out of shape (n, m), W of shape (m, d)."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
+    """out = scale * cos(X W^T + offset), out of shape (n, m), W of shape (m, d).
+    Returns 0, or a positive count when some projection was not finite (overflow)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0], n_bad
     if (W.shape[1] != d or out.shape[0] != n or out.shape[1] != m
             or offset.shape[0] != m):
         raise ValueError("transform_phase: inconsistent shapes X %s, W %s, offset %s, out %s" % (
@@ -236,7 +243,8 @@ def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
     if chunk < 1:
         raise ValueError(f"transform_phase: chunk must be >= 1, got {chunk}")
     if n == 0 or m == 0:
-        return
+        return 0
     with nogil:
-        _map(&X[0, 0], &W[0, 0], &offset[0], &out[0, 0], n, m, d, m, chunk, max_blocks,
-             n_threads, False, <floating>scale)
+        n_bad = _map(&X[0, 0], &W[0, 0], &offset[0], &out[0, 0], n, m, d, m, chunk, max_blocks,
+                     n_threads, False, <floating>scale)
+    return n_bad

@@ -241,16 +241,18 @@ RF_CLONES static int any_above_f(const float *x, ptrdiff_t n, float t)
 }
 
 /* ---- public row functions ------------------------------------------------------------------ */
-void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
+int rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
 {
     if (any_above_d(cos_io, m, RF_TRIG_FAST_MAX)) {
         /* cos_io[j] is read before it is written; sin_out never overlaps cos_io[0:m] */
+        int bad = 0;
         for (ptrdiff_t j = 0; j < m; j++) {
             double p = cos_io[j];
+            bad |= !isfinite(p);
             cos_io[j] = scale * cos(p);
             sin_out[j] = scale * sin(p);
         }
-        return;
+        return bad;
     }
     double buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
@@ -258,9 +260,10 @@ void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, do
         memcpy(buf, cos_io + j0, (size_t)n * sizeof(double));
         paired_block_d(buf, n, scale, cos_io + j0, sin_out + j0);
     }
+    return 0;
 }
 
-void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
+int rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
 {
     if (!any_above_f(cos_io, m, RF_TRIGF_FAST_MAX)) {
         float fbuf[RF_BLOCK];
@@ -269,15 +272,17 @@ void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float
             memcpy(fbuf, cos_io + j0, (size_t)n * sizeof(float));
             paired_block_ff(fbuf, n, scale, cos_io + j0, sin_out + j0);
         }
-        return;
+        return 0;
     }
     if (any_above_f(cos_io, m, (float)RF_TRIG_FAST_MAX)) {
+        int bad = 0;
         for (ptrdiff_t j = 0; j < m; j++) {
             double p = (double)cos_io[j];
+            bad |= !isfinite(p);
             cos_io[j] = (float)((double)scale * cos(p));
             sin_out[j] = (float)((double)scale * sin(p));
         }
-        return;
+        return bad;
     }
     float buf[RF_BLOCK];
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
@@ -285,41 +290,50 @@ void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float
         memcpy(buf, cos_io + j0, (size_t)n * sizeof(float));
         paired_block_f(buf, n, scale, cos_io + j0, sin_out + j0);
     }
+    return 0;
 }
 
-void rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
+int rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
 {
-    rf_rff_paired_split_double(row, row + m, m, scale);
+    return rf_rff_paired_split_double(row, row + m, m, scale);
 }
 
-void rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
+int rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
 {
-    rf_rff_paired_split_float(row, row + m, m, scale);
+    return rf_rff_paired_split_float(row, row + m, m, scale);
 }
 
-void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
+int rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
 {
     /* offsets lie in [0, 2 pi) */
     if (any_above_d(row, m, RF_TRIG_FAST_MAX - 6.3)) {
-        for (ptrdiff_t j = 0; j < m; j++)
+        int bad = 0;
+        for (ptrdiff_t j = 0; j < m; j++) {
+            bad |= !isfinite(row[j]);
             row[j] = scale * cos(row[j] + b[j]);
-        return;
+        }
+        return bad;
     }
     phase_block_d(row, b, m, scale);
+    return 0;
 }
 
-void rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
+int rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
 {
     if (!any_above_f(row, m, RF_TRIGF_FAST_MAX - 6.3f)) {
         phase_block_ff(row, b, m, scale);
-        return;
+        return 0;
     }
     if (any_above_f(row, m, (float)(RF_TRIG_FAST_MAX - 6.3))) {
-        for (ptrdiff_t j = 0; j < m; j++)
+        int bad = 0;
+        for (ptrdiff_t j = 0; j < m; j++) {
+            bad |= !isfinite(row[j]);
             row[j] = (float)((double)scale * cos((double)row[j] + (double)b[j]));
-        return;
+        }
+        return bad;
     }
     phase_block_f(row, b, m, scale);
+    return 0;
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \

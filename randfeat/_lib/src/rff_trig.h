@@ -5,6 +5,8 @@
  *           row[j] = scale * cos(p_j), row[m + j] = scale * sin(p_j)   (row has 2m slots)
  *   phase:  row[j] = scale * cos(p_j + b_j)                           (row has m slots)
  * float rows are computed in double internally and rounded once.
+ * Return value: 1 when some projection on entry was not finite (NaN/Inf, e.g. an overflowed
+ * w'x: the output is NaN there), else 0 -- found at no cost in the libm path such rows take.
  * Arguments with |x| > RF_TRIG_FAST_MAX take libm's cos/sin (rows are checked first).
  * The vectorised code path is chosen at run time for the CPU (GCC target_clones on x86-64
  * Linux; a portable build elsewhere): the result may differ by an ulp between CPUs, never
@@ -20,14 +22,14 @@ extern "C" {
 
 #define RF_TRIG_FAST_MAX 8.0e5
 
-void rf_rff_paired_double(double *row, ptrdiff_t m, double scale);
-void rf_rff_paired_float(float *row, ptrdiff_t m, float scale);
+int rf_rff_paired_double(double *row, ptrdiff_t m, double scale);
+int rf_rff_paired_float(float *row, ptrdiff_t m, float scale);
 /* The same with the sin half anywhere: cos_io[j] (projection in, scale*cos out),
    sin_out[j] = scale*sin; sin_out must not overlap cos_io[0:m]. */
-void rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale);
-void rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale);
-void rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale);
-void rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale);
+int rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale);
+int rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale);
+int rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale);
+int rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale);
 /* Name of the code path the dispatcher picked ("avx512", "avx2", "generic"). */
 const char *rf_rff_trig_isa(void);
 
