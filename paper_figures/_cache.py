@@ -32,6 +32,9 @@ def _jsonable(obj):
 
 
 def cache_key(target: str, params: dict, code_version: int) -> dict:
+    """Everything the result depends on; not where the cache lives (``cache_dir``), so that a
+    results folder can be moved or copied and still be found."""
+    params = {k: v for k, v in params.items() if k != "cache_dir"}
     return _jsonable({"target": target, "params": params, "code_version": code_version,
                       "randfeat_version": randfeat.__version__})
 

@@ -122,6 +122,15 @@ def test_metrics():
     assert C.derive_seed(0, "a", 1) == C.derive_seed(0, "a", 1) != C.derive_seed(1, "a", 1)
 
 
+def test_cache_key_ignores_where_the_cache_lives():
+    from paper_figures._cache import cache_key
+
+    a = cache_key("t", {"n": 1, "cache_dir": "/a"}, 1)
+    assert a == cache_key("t", {"n": 1, "cache_dir": "/b"}, 1)
+    assert a != cache_key("t", {"n": 2, "cache_dir": "/a"}, 1)
+    assert a != cache_key("t", {"n": 1, "cache_dir": "/a"}, 2)
+
+
 def test_bootstrap_se_and_noise():
     """For the mean of n iid N(0, 1) residuals the bootstrap SE estimates 1/sqrt(n): with 1000
     resamples its relative error has sd ~ 3 % here, so 12 % is a ~4-sigma band (fixed seeds)."""
