@@ -1,13 +1,7 @@
 /* See fastfood_block.h. */
 #include <string.h>
 #include "fastfood_block.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && (__GNUC__ >= 12)
-#define RF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define RF_CLONES
-#endif
+#include "rf_clones.h"
 
 static float rf_sign_table_float[256 * 8] __attribute__((aligned(64)));
 static double rf_sign_table_double[256 * 8] __attribute__((aligned(64)));

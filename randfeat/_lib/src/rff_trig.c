@@ -21,14 +21,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "rf_clones.h"
 #include "rff_trig.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && (__GNUC__ >= 12)
-#define RF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define RF_CLONES
-#endif
 
 #define RF_BLOCK 256
 
@@ -336,8 +330,7 @@ int rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
     return 0;
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && (__GNUC__ >= 12)
+#if RF_HAVE_CLONES
 const char *rf_rff_trig_isa(void)
 {
     __builtin_cpu_init();
