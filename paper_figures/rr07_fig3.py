@@ -142,6 +142,13 @@ def render(result, p, out_dir):
         + "\n\n" + C.md_table(["training size", f"test error % (P={p['sizes_P']})"], srows)
         + "\n\nMissing larger sets: " + "; ".join(f"{k}: {v}" for k, v in
                                                  result["missing"].items())
+        + f"\n\nSizes: {result['n_train']} training rows (" 
+        + ("subsampled" if p["max_train"] else "every training row of the split")
+        + f"), {result['n_test']} test rows"
+        + (f" (test split subsampled to at most {p['max_test']})" if p["max_test"] else "")
+        + f"; {p['reps']} repetitions (split and feature seeds vary).  Times: wall-clock "
+          "seconds of one process (single BLAS thread) — comparable across P, not with the "
+          "paper's machine."
         + f"\n\nsigma = {result['sigma']:.3g} (L1, chosen by validation with P = 30); "
           f"alphas {list(p['alphas'])} by validation in every fit; inputs preprocessed "
           f"'{p.get('preprocess', 'standard')}' (README).  Compute time of the figure "
