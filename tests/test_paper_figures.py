@@ -158,3 +158,28 @@ def test_robust_preprocessor():
 def test_prepare_rejects_unknown_preprocessing(tiny):
     with pytest.raises(ValueError, match="preprocess must be one of"):
         C.prepare("cpu_act", tiny, preprocess="whiten")
+
+
+def test_refresh_recomputes_the_per_row_caches(tiny, tmp_path, capsys):
+    """--refresh reaches the nested per-row caches (a doctored row is used without it and
+    recomputed with it)."""
+    out = tmp_path / "out"
+    args = ["rr07_table1", "--quick", "--data-dir", str(tiny), "--out", str(out),
+            "--datasets", "cpu_act"]
+    _run(args, capsys)
+    rows = list((out / "_cache" / "rr07_table1_row_quick").glob("*.json"))
+    assert len(rows) == 2
+    for path in rows:
+        stored = json.loads(path.read_text())
+        stored["result"]["errors"] = [999.0]
+        path.write_text(json.dumps(stored))
+    for path in (out / "_cache" / "rr07_table1_quick").glob("*.json"):
+        path.unlink()  # the table-level cache: the next run assembles the rows again
+    _run(args, capsys)
+    assert "999.00 ±" in (out / "rr07_table1.md").read_text()
+    _run(args + ["--refresh"], capsys)
+    assert "999.00" not in (out / "rr07_table1.md").read_text()
+    assert all(json.loads(p.read_text())["result"]["errors"] != [999.0] for p in rows)
+    from paper_figures import _cache
+    _run(args, capsys)  # the flag does not stick to later runs in the same process
+    assert _cache.REFRESH is False
