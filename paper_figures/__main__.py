@@ -42,9 +42,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from randfeat.datasets import get_data_home
     args.data_dir = get_data_home(args.data_dir)
-    if args.render_only:
-        from paper_figures import _cache
-        _cache.ONLY_CACHED = True
+    from paper_figures import _cache
+    _cache.ONLY_CACHED = bool(args.render_only)
+    _cache.REFRESH = bool(args.refresh)
     args.datasets = [s.strip() for s in args.datasets.split(",")] if args.datasets else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,9 @@ def cache_key(target: str, params: dict, code_version: int) -> dict:
 
 #: set by ``--render-only``: cache misses return None instead of computing (nested caches).
 ONLY_CACHED = False
+#: set by ``--refresh``: every cache, including the nested per-row / per-dataset ones, is
+#: recomputed (the ``refresh`` argument alone reaches only the top-level call).
+REFRESH = False
 
 
 def cached(out_dir, target, params, compute, *, code_version=1, refresh=False, log=print):
@@ -52,7 +55,7 @@ def cached(out_dir, target, params, compute, *, code_version=1, refresh=False, l
     key = cache_key(target, params, code_version)
     h = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     path = Path(out_dir) / "_cache" / target / f"{h}.json"
-    if path.is_file() and not refresh:
+    if path.is_file() and not (refresh or REFRESH):
         log(f"[{target}] using cached result {path}")
         return json.loads(path.read_text())["result"]
     if ONLY_CACHED and target.endswith(("_row", "_dataset", "_row_quick", "_dataset_quick")):

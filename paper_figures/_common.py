@@ -125,8 +125,71 @@ def _subsample(y, m, rng, classification):
     return np.sort(perm[:m])
 
 
-def prepare(name, data_dir, *, split_seed=0, max_train=None, max_test=None):
-    """Split, optionally subsample (seeded) and standardise a dataset; dense float64 arrays."""
+SKEW_THRESHOLD = 2.0
+PREPROCESSING = ("standard", "robust")
+
+
+class RobustPreprocessor:
+    """The "robust" input preprocessing of RR07 Table 1 / Figure 3 (README, Protocol).
+
+    Fitted on the training rows only, column by column:
+
+    * **binary columns** (at most two distinct values, both in {0, 1}: one-hot / indicator
+      columns such as all of a9a's 123 columns or KDDCUP99's one-hot categoricals) are kept as
+      0/1 — standardising an indicator that is 1 in 0.1% of the rows turns it into a value of
+      ~30 that dominates every distance and hence the Gaussian kernel;
+    * **heavy-tailed count columns** (non-negative, more than two distinct values, sample
+      skewness > ``SKEW_THRESHOLD`` = 2) are replaced by ``log1p(max(x, 0))``;
+    * every non-binary column is then standardised with the training mean / std.
+
+    The rule depends only on training statistics and is the same for every dataset.
+    """
+
+    def __init__(self, skew_threshold=SKEW_THRESHOLD):
+        self.skew_threshold = skew_threshold
+
+    def fit(self, X):
+        from scipy.stats import skew
+        X = np.asarray(X, dtype=np.float64)
+        lo = X.min(axis=0)
+        n_distinct = np.array([min(3, np.unique(X[:, j]).size) for j in range(X.shape[1])])
+        is01 = np.all((X == 0) | (X == 1), axis=0)
+        self.binary_ = (n_distinct <= 2) & is01
+        with np.errstate(all="ignore"):
+            sk = np.nan_to_num(skew(X, axis=0), nan=0.0)
+        self.log_ = (~self.binary_) & (lo >= 0) & (n_distinct > 2) & (sk > self.skew_threshold)
+        self.scale_cols_ = ~self.binary_
+        Xl = self._log(X)
+        self.mean_ = Xl[:, self.scale_cols_].mean(axis=0)
+        sd = Xl[:, self.scale_cols_].std(axis=0)
+        self.std_ = np.where(sd > 0, sd, 1.0)
+        return self
+
+    def _log(self, X):
+        X = np.array(X, dtype=np.float64, copy=True)
+        X[:, self.log_] = np.log1p(np.maximum(X[:, self.log_], 0.0))
+        return X
+
+    def transform(self, X):
+        X = self._log(X)
+        X[:, self.scale_cols_] = (X[:, self.scale_cols_] - self.mean_) / self.std_
+        return X
+
+    def describe(self):
+        return dict(n_binary_kept=int(self.binary_.sum()), log1p_columns=[
+            int(j) for j in np.flatnonzero(self.log_)])
+
+
+def prepare(name, data_dir, *, split_seed=0, max_train=None, max_test=None,
+            preprocess="standard"):
+    """Split, optionally subsample (seeded) and preprocess a dataset; dense float64 arrays.
+
+    ``preprocess``: "standard" — every column standardised with the training mean / std
+    (FF13 tables); "robust" — :class:`RobustPreprocessor` (RR07 tables: binary columns kept
+    0/1, heavy-tailed counts log1p, then standardised).
+    """
+    if preprocess not in PREPROCESSING:
+        raise ValueError(f"preprocess must be one of {PREPROCESSING}, got {preprocess!r}")
     b = _load(name, data_dir)
     Xtr, Xte, ytr, yte = datasets.paper_split(b, random_state=split_seed)
     cls = b.task != "regression"
@@ -136,10 +199,12 @@ def prepare(name, data_dir, *, split_seed=0, max_train=None, max_test=None):
     Xtr, ytr, Xte, yte = Xtr[itr], ytr[itr], Xte[ite], yte[ite]
     if sp.issparse(Xtr):
         Xtr, Xte = Xtr.toarray(), Xte.toarray()
-    sc = StandardScaler().fit(Xtr)
+    sc = (StandardScaler() if preprocess == "standard" else RobustPreprocessor()).fit(Xtr)
+    info = sc.describe() if preprocess == "robust" else {}
     return dict(Xtr=sc.transform(Xtr), Xte=sc.transform(Xte), ytr=np.asarray(ytr),
                 yte=np.asarray(yte), task=b.task, name=name, descr=b.DESCR,
-                n_train=len(itr), n_test=len(ite))
+                n_train=len(itr), n_test=len(ite), preprocess=preprocess,
+                preprocess_info=info)
 
 
 def median_distance(X, *, p=2, seed=0, n_pairs=2000):
@@ -226,11 +291,14 @@ def fit_timed(method, data, *, n, sigma, seed, alphas=ALPHAS):
     return model.predict(data["Xte"]), fit_s, model, cpu_s
 
 
-def select_sigma(method, data, *, n, seed, factors=SIGMA_FACTORS, search_rows=4000):
+def select_sigma(method, data, *, n, seed, factors=SIGMA_FACTORS, search_rows=4000,
+                 alphas=ALPHAS, max_extend=2):
     """Bandwidth by validation on at most ``search_rows`` training rows (see module docstring).
 
-    Returns (sigma, {sigma: validation error}).  The validation error is the best (over alpha)
-    validation MSE / error rate of a RandomFeatureRidge(Classifier) fit on the subsample.
+    Returns (sigma, {sigma: validation error}).  The validation error is the best (over
+    ``alphas``) validation MSE / error rate of a RandomFeatureRidge(Classifier) fit on the
+    subsample (``search_rows=None``: every training row).  While the best sigma is at an edge of
+    the grid, the grid is extended by a factor 2 that way, at most ``max_extend`` times.
     """
     p = 1 if method == "binning" else 2
     X, y = data["Xtr"], data["ytr"]
@@ -243,14 +311,14 @@ def select_sigma(method, data, *, n, seed, factors=SIGMA_FACTORS, search_rows=40
 
     def score(s):
         model = make_learner(gauss_method, data["task"], n=n, sigma=s, seed=seed,
-                             n_rows=len(Xs))
+                             n_rows=len(Xs), alphas=alphas)
         model.fit(Xs, ys)
         scores[s] = float(np.min(model.validation_scores_))
 
     for f in factors:
         score(ref * f)
     # extend the grid (x2 / /2, at most twice each way) while the best is at its edge
-    for _ in range(2):
+    for _ in range(max_extend):
         best = min(scores, key=lambda s: (scores[s], -s))
         if best == max(scores) and len(scores) > 1:
             score(2 * best)

@@ -194,3 +194,33 @@ def test_ties_choose_the_largest_alpha():
     y = np.full(50, 2.0)
     for grid in ([1e-3, 1.0, 1e-1], [1.0, 1e-3], [1e-3, 1e-1, 1.0]):
         assert RandomFeatureRidge(alphas=grid, random_state=0).fit(X, y).alpha_ == 1.0
+
+
+@pytest.mark.parametrize("chunk_size", [7, 4096])
+def test_float32_gram_close_to_float64(global_random_seed, chunk_size):
+    """gram_dtype="float32": each chunk's ZᵀZ in single precision, accumulated in float64.  The
+    Gram entries carry a relative error ~chunk_size * 6e-8 (deterministic round-off, no
+    statistics): with a moderate alpha (n alpha = 0.3, far above it) the solution agrees with
+    the float64 one to ~1e-4, and the default path is the float64 one."""
+    X, y = _data(global_random_seed, n=300, d=5)
+    f = RandomFourierFeatures(128, sigma=2.0, random_state=global_random_seed)
+    kw = dict(alphas=1e-3, chunk_size=chunk_size)
+    a = RandomFeatureRidge(f, gram_dtype="float32", **kw).fit(X, y)
+    b = RandomFeatureRidge(f, gram_dtype="float64", **kw).fit(X, y)
+    c = RandomFeatureRidge(f, **kw).fit(X, y)
+    np.testing.assert_array_equal(b.coef_, c.coef_)
+    assert not np.array_equal(a.coef_, b.coef_)  # the float32 path is actually taken
+    scale = np.linalg.norm(b.coef_)
+    assert np.linalg.norm(a.coef_ - b.coef_) <= 1e-3 * scale
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-3 * np.std(y))
+    # the alpha path (validation) uses the same Gram precision
+    kw = dict(alphas=np.logspace(-3, 0, 4), chunk_size=chunk_size, random_state=0)
+    a = RandomFeatureRidgeClassifier(f, gram_dtype="float32", **kw).fit(X, y > 0)
+    b = RandomFeatureRidgeClassifier(f, **kw).fit(X, y > 0)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-3)
+
+
+def test_gram_dtype_validated():
+    X, y = _data(0, n=30)
+    with pytest.raises(InvalidParameterError, match="gram_dtype"):
+        RandomFeatureRidge(gram_dtype="float16").fit(X, y)

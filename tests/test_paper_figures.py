@@ -147,3 +147,60 @@ def test_bad_target_is_rejected(capsys):
     with pytest.raises(SystemExit):
         cli.main(["fig99"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_robust_preprocessor():
+    """Binary 0/1 columns kept, skewed non-negative columns log1p, the rest standardised — with
+    training statistics only; prepare() rejects an unknown mode."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    binary = (rng.random(n) < 0.01).astype(float)          # rare indicator: kept as 0/1
+    counts = rng.lognormal(0.0, 2.0, n)                      # heavy right tail: log1p
+    normal = rng.normal(5.0, 2.0, n)                         # symmetric: standardised only
+    negative = rng.lognormal(0.0, 2.0, n) - 1.0              # skewed but has negatives: no log
+    X = np.c_[binary, counts, normal, negative]
+    pp = C.RobustPreprocessor().fit(X)
+    np.testing.assert_array_equal(pp.binary_, [True, False, False, False])
+    np.testing.assert_array_equal(pp.log_, [False, True, False, False])
+    Z = pp.transform(X)
+    np.testing.assert_array_equal(Z[:, 0], binary)
+    lc = np.log1p(counts)
+    np.testing.assert_allclose(Z[:, 1], (lc - lc.mean()) / lc.std(), rtol=1e-12)
+    np.testing.assert_allclose(Z[:, 2:].mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(Z[:, 2:].std(0), 1, rtol=1e-12)
+    # test rows use the training statistics (a negative count is clipped at 0 before log1p)
+    Xt = np.array([[1.0, -3.0, 5.0, 0.0]])
+    zt = pp.transform(Xt)
+    assert zt[0, 0] == 1.0 and zt[0, 1] == pytest.approx((0.0 - lc.mean()) / lc.std())
+    assert pp.describe() == dict(n_binary_kept=1, log1p_columns=[1])
+    assert np.array_equal(X[:, 1], counts)  # input not modified
+
+
+def test_prepare_rejects_unknown_preprocessing(tiny):
+    with pytest.raises(ValueError, match="preprocess must be one of"):
+        C.prepare("cpu_act", tiny, preprocess="whiten")
+
+
+def test_refresh_recomputes_the_per_row_caches(tiny, tmp_path, capsys):
+    """--refresh reaches the nested per-row caches (a doctored row is used without it and
+    recomputed with it)."""
+    out = tmp_path / "out"
+    args = ["rr07_table1", "--quick", "--data-dir", str(tiny), "--out", str(out),
+            "--datasets", "cpu_act"]
+    _run(args, capsys)
+    rows = list((out / "_cache" / "rr07_table1_row_quick").glob("*.json"))
+    assert len(rows) == 2
+    for path in rows:
+        stored = json.loads(path.read_text())
+        stored["result"]["errors"] = [999.0]
+        path.write_text(json.dumps(stored))
+    for path in (out / "_cache" / "rr07_table1_quick").glob("*.json"):
+        path.unlink()  # the table-level cache: the next run assembles the rows again
+    _run(args, capsys)
+    assert "999.00 ±" in (out / "rr07_table1.md").read_text()
+    _run(args + ["--refresh"], capsys)
+    assert "999.00" not in (out / "rr07_table1.md").read_text()
+    assert all(json.loads(p.read_text())["result"]["errors"] != [999.0] for p in rows)
+    from paper_figures import _cache
+    _run(args, capsys)  # the flag does not stick to later runs in the same process
+    assert _cache.REFRESH is False
