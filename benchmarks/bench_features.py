@@ -2,9 +2,11 @@
 
 Each section is one function ``bench_<name>(...)`` returning a list of row dicts and printing a
 table with time ratios (peer time / randfeat time: > 1 means randfeat is faster).  Timings are
-the minimum over ``repeat`` calls, randfeat and the peer interleaved call by call so that load
-from other processes hits both alike.  Threads: ``threadpoolctl`` limits BLAS for both, and
-randfeat gets the same count as ``n_threads``.
+minima: one-vector latencies round-robin over the methods (many calls per round, so load from
+other processes hits all alike); batches each in its own block of calls, in two passes of
+opposite order (see ``_blocked_min``: interleaving libraries call by call times each right
+after the other's idle threads).  Threads: ``threadpoolctl`` limits BLAS for both, and randfeat
+gets the same count as ``n_threads``.
 
 Usage::
 
@@ -43,16 +45,25 @@ def section(fn):
     return fn
 
 
-def _interleaved_min(fns, repeat):
-    """Minimum wall time of each callable, calls interleaved round-robin (one warm-up each)."""
-    for fn in fns:
-        fn()
+def _blocked_min(fns, repeat):
+    """Minimum wall time of each callable, each timed in its own block of ``repeat`` calls
+    (after one warm-up call), in two passes -- forward, then reverse order -- so that a drift of
+    the machine's load hits both ends alike.
+
+    Used for multi-threaded comparisons instead of call-by-call interleaving: after a
+    multi-threaded call, OpenBLAS's idle workers (NumPy's copy, used by the peers) spin on the
+    cores for up to ~0.1 s (OPENBLAS_THREAD_TIMEOUT), so a call of another library started at
+    once runs its second thread on a busy core.  Measured on 2 cores, randfeat's 2-thread phase
+    map at d = 1024, D = 1000, float32: 24.7 ms right after an RBFSampler call, 11.7 ms in a
+    row (RBFSampler: 12.0 ms in a row).  Each library is thus timed in its own steady state."""
     best = [math.inf] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
+    for order in (range(len(fns)), reversed(range(len(fns)))):
+        for i in order:
+            fns[i]()
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                fns[i]()
+                best[i] = min(best[i], time.perf_counter() - t0)
     return best
 
 
@@ -87,7 +98,7 @@ def bench_rff(dims=(64, 256, 1024), widths=(1000, 4096, 16384), batch=1000,
                     phase = RandomFourierFeatures(D, sigma=sigma, features="phase",
                                                   random_state=0, n_threads=nt).fit(X)
                     with threadpool_limits(limits=nt, user_api="blas"):
-                        t_rbf, t_pair, t_phase = _interleaved_min(
+                        t_rbf, t_pair, t_phase = _blocked_min(
                             [lambda: rbf.transform(X), lambda: paired.transform(X),
                              lambda: phase.transform(X)], repeat)
                     rows.append({
@@ -146,7 +157,8 @@ def _fastfood_peers(d, n, X, sigma, n_threads):
 
 
 def _interleaved_min_budget(fns, repeat, budget=0.05, max_inner=200):
-    """Like _interleaved_min, but each round calls every fn enough times to fill ``budget``
+    """Minimum wall time of each callable, round-robin over ``repeat`` rounds (one warm-up
+    each): each round calls every fn enough times to fill ``budget``
     seconds (at least once, at most ``max_inner``): sub-millisecond calls get many samples per
     round, so a busy machine cannot hide their true (minimum) time behind a few preemptions."""
     inner = []
@@ -225,7 +237,7 @@ def bench_fastfood_batch(dims=None, widths=None, repeat=3, batch=1000, n_threads
         if skx is not None:
             fns.append(lambda: skx.transform(X))
         with threadpool_limits(limits=n_threads):
-            t = _interleaved_min_budget(fns, min(repeat, 3))
+            t = _blocked_min(fns, min(repeat, 3))
         t_skx = t[2] if skx is not None else math.nan
         rows.append({
             "d": d, "n": n, "threads": n_threads,
