@@ -276,6 +276,28 @@ class ExactKernelRidge:
         return out
 
 
+def timing_conditions():
+    """What the fit times of a computation depend on, recorded next to them: the CPUs this
+    process may use (affinity), the BLAS threads in effect (threadpoolctl), OMP_NUM_THREADS and
+    the 1-minute load average when the computation starts."""
+    from threadpoolctl import threadpool_info
+
+    from randfeat._validation import effective_n_cpus
+    blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    return dict(cpus=effective_n_cpus(), blas_threads=max(blas) if blas else None,
+                omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
+                load_average=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None)
+
+
+def describe_timing(t):
+    """One phrase for :func:`timing_conditions`'s record (``None`` for rows computed before it
+    was recorded)."""
+    if not t:
+        return "timing conditions not recorded"
+    return (f"timed on {t['cpus']} CPU(s), {t['blas_threads']} BLAS thread(s), "
+            f"load {t['load_average']}")
+
+
 def fit_timed(method, data, *, n, sigma, seed, alphas=ALPHAS):
     """Fit on data['Xtr'] and predict data['Xte']: (predictions, fit wall seconds, model, fit CPU
     seconds).  CPU seconds (``time.process_time``, all threads of the process) measure the work

@@ -18,7 +18,7 @@ import numpy as np
 from paper_figures import _common as C
 
 NESTED_CACHE = True  # per-row caches: --render-only assembles them
-CODE_VERSION = 3  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below)
+CODE_VERSION = 4  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below); 4: timing conditions recorded per row
 
 # Protocol v3 (README, "RR07 protocol"): robust preprocessing (binary columns kept 0/1,
 # heavy-tailed counts log1p, rest standardised), sigma searched on up to 20,000 training rows
@@ -86,6 +86,7 @@ def compute(p):
 
 def _compute_row(p):
     ds, method, n = p["dataset"], p["method"], p["n"]
+    timing = C.timing_conditions()
     pre = p.get("preprocess", "standard")
     d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
                    max_test=p["max_test"], preprocess=pre)
@@ -109,7 +110,7 @@ def _compute_row(p):
     return dict(dataset=ds, method=method, n=n, sigma=sigma, sigma_scores=scores,
                 errors=errs, fit_seconds=times, fit_cpu_seconds=cpus, alphas=alphas,
                 seeds=seeds, n_train=d0["n_train"], n_test=d0["n_test"], task=d0["task"],
-                preprocess=pre, preprocess_info=d0["preprocess_info"])
+                preprocess=pre, preprocess_info=d0["preprocess_info"], timing=timing)
 
 
 def render(result, p, out_dir):
@@ -142,7 +143,7 @@ def render(result, p, out_dir):
             err_ok = m <= pe + tol
             time_ok = pt / t >= 10
             cpu_ok = np.isfinite(c) and pt / c >= 10
-            note = NOTES.get(ds, "")
+            note = NOTES.get(ds, "") + "; " + C.describe_timing(r.get("timing"))
             grid = sorted(float(k) for k in r["sigma_scores"])
             if grid and r["sigma"] in (grid[0], grid[-1]):
                 note += "; sigma at the edge of the searched grid"
@@ -168,10 +169,11 @@ def render(result, p, out_dir):
            "larger but not used in the verdict). Error target: mean ≤ paper + 2·std. "
            "Time: wall-clock of the final fit (features + accumulation + alpha validation + "
            "solve; not the bandwidth search) and the CPU time of the fitting process (all its "
-           "threads) vs the paper's 2007 time; target ≥ 10x faster. The full run is made with "
-           "the process pinned to one core (taskset -c 1) and one BLAS thread while other jobs "
-           "use the other core of this 2-core machine, so wall ≈ CPU; earlier runs without "
-           "pinning under a load average of 10–20 had wall times up to 25x the CPU times. "
+           "threads) vs the paper's 2007 time; target ≥ 10x faster. The CPUs the process could "
+           "use, the BLAS threads and the load average when each row was computed are in its "
+           "note (randfeat's own kernels use every CPU the process may use); wall time is "
+           "the honest figure on an otherwise idle machine, CPU time on a shared one (runs "
+           "under a load average of 10–20 had wall times up to 25x the CPU times). "
            "Preprocessing (README, protocol v3): binary columns kept 0/1, non-negative columns "
            "with skewness > 2 → log1p, then standardised. Fourier: Gaussian kernel, D "
            "frequencies → 2D paired cos/sin columns; streaming normal equations in float64. "
