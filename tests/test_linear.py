@@ -117,9 +117,12 @@ def test_classifier_binary_separable(global_random_seed):
     clf = RandomFeatureRidgeClassifier(RandomFourierFeatures(100, sigma=2.0, random_state=0),
                                        random_state=global_random_seed).fit(X, y)
     assert list(clf.classes_) == ["neg", "pos"]
-    assert clf.score(X, y) == 1.0
+    # least squares on +-1 targets is not max-margin: a point next to x_0 = 0 or far out can
+    # land on the wrong side (1 of 300 for a few seeds in 0-99), never more than 3 (all seeds)
+    assert clf.score(X, y) >= 0.99
     s = clf.decision_function(X)
-    assert s.shape == (300,) and np.all((s > 0) == (y == "pos"))
+    assert s.shape == (300,)
+    np.testing.assert_array_equal(clf.predict(X), np.where(s > 0, "pos", "neg"))
     assert clf.coef_.shape == (1, 100)
 
 
@@ -130,7 +133,9 @@ def test_classifier_multiclass_one_vs_rest(global_random_seed):
     X = centres[lab] + rng.normal(size=(300, 2))
     clf = RandomFeatureRidgeClassifier(random_state=0).fit(X, lab)
     assert clf.decision_function(X).shape == (300, 3) and clf.coef_.shape == (3, 2)
-    assert clf.score(X, lab) == 1.0
+    # linear one-vs-rest least squares: an outlying point can be misclassified (1 of 300 for
+    # one seed in 0-99)
+    assert clf.score(X, lab) >= 0.99
     # one-vs-rest = three ridge regressions on ±1 targets with the same alpha
     for k in range(3):
         r = RandomFeatureRidge(alphas=clf.alpha_).fit(X, np.where(lab == k, 1.0, -1.0))
