@@ -2,7 +2,8 @@
 [--jobs N]``.
 
 Runs the checks, caches finished results under DIR/cache (key: check name, parameters, seed,
-randfeat.__version__ and a hash of the analysis source code), writes DIR/report.md, DIR/report.json
+randfeat.__version__ and a hash of the analysis code and of the installed randfeat package,
+sources and compiled extensions), writes DIR/report.md, DIR/report.json
 and one PNG per check, and exits with status 1 when any check fails.
 
 ``--seed all`` (or ``RANDFEAT_ANALYSIS_SEEDS=all`` / ``0-9`` / ``3``) runs the suite for every seed
@@ -29,12 +30,24 @@ from analysis.report import to_jsonable, write_json, write_markdown, write_sweep
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+_LIB_SUFFIXES = {".py", ".pyx", ".pxd", ".c", ".h", ".so", ".pyd"}
+
+
 def code_version() -> str:
-    """Hash of every analysis source file: changing the code invalidates the cache."""
+    """Hash of every analysis source file and of the randfeat package it checks (its sources
+    and compiled extensions, whichever are installed): changing either invalidates the cache,
+    not only a new ``randfeat.__version__``."""
+    import randfeat
+
     h = hashlib.sha256()
     for p in sorted(HERE.rglob("*.py")):
         h.update(str(p.relative_to(HERE)).encode())
         h.update(p.read_bytes())
+    lib = pathlib.Path(randfeat.__file__).resolve().parent
+    for p in sorted(lib.rglob("*")):
+        if p.suffix in _LIB_SUFFIXES and p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(lib)).encode())
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 
