@@ -41,11 +41,7 @@ from cython.parallel cimport prange
 from randfeat._lib._fwht cimport fwht_inplace
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED, omp_get_thread_num
 
-cdef extern from "rff_trig.h" nogil:
-    int rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
-    int rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
-    int rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
-    int rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
+from randfeat._lib._rff_trig cimport paired_row, phase_row
 
 
 cdef extern from "fastfood_block.h" nogil:
@@ -70,21 +66,6 @@ rf_ff_sign_tables_init()  # the +-1 tables of the packed signs (before any trans
 def openmp_enabled():
     """Whether this extension was compiled with OpenMP."""
     return bool(RANDFEAT_OPENMP_ENABLED)
-
-
-cdef inline int _paired(floating *row, Py_ssize_t m, floating mult) noexcept nogil:
-    if floating is float:
-        return rf_rff_paired_float(row, m, mult)
-    else:
-        return rf_rff_paired_double(row, m, mult)
-
-
-cdef inline int _phase(floating *row, const floating *b, Py_ssize_t m,
-                       floating mult) noexcept nogil:
-    if floating is float:
-        return rf_rff_phase_float(row, b, m, mult)
-    else:
-        return rf_rff_phase_double(row, b, m, mult)
 
 
 cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
@@ -136,9 +117,9 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
             rf_ff_scale_double(out + start, w, Sb, scale, m)
     # trigonometric part in place on the row (vectorised, shared with RandomFourierFeatures)
     if mode == 0:
-        return _paired(out, n_freq, mult)
+        return paired_row(out, n_freq, mult)
     elif mode == 1:
-        return _phase(out, offsets, n_freq, mult)
+        return phase_row(out, offsets, n_freq, mult)
     return 0
 
 

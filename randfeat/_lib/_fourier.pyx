@@ -23,14 +23,7 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
 
-cdef extern from "rff_trig.h" nogil:
-    int rf_rff_paired_double(double *row, Py_ssize_t m, double scale) noexcept
-    int rf_rff_paired_float(float *row, Py_ssize_t m, float scale) noexcept
-    int rf_rff_paired_split_double(double *c, double *s, Py_ssize_t m, double scale) noexcept
-    int rf_rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept
-    int rf_rff_phase_double(double *row, const double *b, Py_ssize_t m, double scale) noexcept
-    int rf_rff_phase_float(float *row, const float *b, Py_ssize_t m, float scale) noexcept
-    const char *rf_rff_trig_isa() noexcept
+from randfeat._lib._rff_trig cimport paired_row, paired_split, phase_row, rf_rff_trig_isa
 
 
 def openmp_enabled():
@@ -41,31 +34,6 @@ def openmp_enabled():
 def isa():
     """Name of the SIMD code path of the sin/cos loops selected at run time for this CPU."""
     return rf_rff_trig_isa().decode("ascii")
-
-
-# The row functions return 1 when the row held a non-finite projection (see rff_trig.h); the
-# callers count such rows so that the Python layer can raise instead of returning NaN features.
-cdef inline int _paired_row(floating *row, Py_ssize_t m, floating scale) noexcept nogil:
-    if floating is float:
-        return rf_rff_paired_float(row, m, scale)
-    else:
-        return rf_rff_paired_double(row, m, scale)
-
-
-cdef inline int _paired_split(floating *c, floating *sn, Py_ssize_t m,
-                              floating scale) noexcept nogil:
-    if floating is float:
-        return rf_rff_paired_split_float(c, sn, m, scale)
-    else:
-        return rf_rff_paired_split_double(c, sn, m, scale)
-
-
-cdef inline int _phase_row(floating *row, const floating *b, Py_ssize_t m,
-                           floating scale) noexcept nogil:
-    if floating is float:
-        return rf_rff_phase_float(row, b, m, scale)
-    else:
-        return rf_rff_phase_double(row, b, m, scale)
 
 
 # Below this much work (n * m * (d + 16) multiply-adds and trig evaluations, a few ms on one
@@ -100,7 +68,7 @@ def paired_inplace(floating[:, ::1] buf, Py_ssize_t m, double scale, int n_threa
     nt = _threads(n_threads, n_rows, n_rows * m)
     with nogil:
         for i in prange(n_rows, schedule='static', num_threads=nt):
-            n_bad += _paired_row(&buf[i, 0], m, s)
+            n_bad += paired_row(&buf[i, 0], m, s)
     return n_bad
 
 
@@ -118,7 +86,7 @@ def phase_inplace(floating[:, ::1] buf, const floating[::1] offset, double scale
     nt = _threads(n_threads, n_rows, n_rows * m)
     with nogil:
         for i in prange(n_rows, schedule='static', num_threads=nt):
-            n_bad += _phase_row(&buf[i, 0], &offset[0], m, s)
+            n_bad += phase_row(&buf[i, 0], &offset[0], m, s)
     return n_bad
 
 
@@ -177,9 +145,9 @@ cdef Py_ssize_t _map_block(const floating *X, const floating *W, const floating 
         _gemm_block(X + r0 * d, W, out + r0 * ldo, <int>nc, <int>m, <int>d, <int>ldo)
         for i in range(r0, r0 + nc):
             if paired:
-                n_bad += _paired_split(out + i * ldo, out + i * ldo + m, m, s)
+                n_bad += paired_split(out + i * ldo, out + i * ldo + m, m, s)
             else:
-                n_bad += _phase_row(out + i * ldo, offset, m, s)
+                n_bad += phase_row(out + i * ldo, offset, m, s)
     else:         # frequencies r0 .. r0 + nc, all rows
         r0 = c * (-blk)
         nc = m - r0
@@ -188,9 +156,9 @@ cdef Py_ssize_t _map_block(const floating *X, const floating *W, const floating 
         _gemm_block(X, W + r0 * d, out + r0, <int>n, <int>nc, <int>d, <int>ldo)
         for i in range(n):
             if paired:
-                n_bad += _paired_split(out + i * ldo + r0, out + i * ldo + m + r0, nc, s)
+                n_bad += paired_split(out + i * ldo + r0, out + i * ldo + m + r0, nc, s)
             else:
-                n_bad += _phase_row(out + i * ldo + r0, offset + r0, nc, s)
+                n_bad += phase_row(out + i * ldo + r0, offset + r0, nc, s)
     return n_bad
 
 
