@@ -161,6 +161,21 @@ def quantile_ci(samples, q, level):
     return float(lo), est, float(hi)
 
 
+def _variance_law(samples, axis):
+    """Sample variance s^2 and the degrees of freedom nu of its scaled chi-square law
+    s^2 / Var ~ chi2_nu / nu, nu = 2 (R - 1) / (kappa - (R - 3)/(R - 1)) with kappa the sample
+    kurtosis m4 / s^4 (the denominator floored at 2 / (R - 1), so nu <= (R - 1)^2)."""
+    x = np.asarray(samples, dtype=float)
+    r = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True)
+    s2 = (c ** 2).sum(axis=axis) / (r - 1)
+    m4 = (c ** 4).mean(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = m4 / s2 ** 2
+        nu = 2.0 * (r - 1) / np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
+    return s2, nu
+
+
 def variance_pvalue(samples, v0, *, axis=0):
     """Two-sided p-value of H0: Var = v0 from the sample variance.
 
@@ -169,15 +184,8 @@ def variance_pvalue(samples, v0, *, axis=0):
     normal data).  This keeps the right skew of s^2 that a normal approximation loses in the far
     tail (the checks reject at p ~ 1e-7).  Returns (p, ratio s^2/v0, nu).
     """
-    x = np.asarray(samples, dtype=float)
-    r = x.shape[axis]
-    c = x - x.mean(axis=axis, keepdims=True)
-    s2 = (c ** 2).sum(axis=axis) / (r - 1)
-    m4 = (c ** 4).mean(axis=axis)
+    s2, nu = _variance_law(samples, axis)
     with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = m4 / s2 ** 2
-        denom = np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
-        nu = 2.0 * (r - 1) / denom
         ratio = s2 / np.asarray(v0, dtype=float)
     stat = nu * ratio
     p = 2.0 * np.minimum(_st.chi2.cdf(stat, nu), _st.chi2.sf(stat, nu))
@@ -188,14 +196,7 @@ def variance_limits(samples, level, *, axis=0):
     """One-sided (lower, upper) confidence limits for the variance at ``level`` each, from the
     scaled chi-square law of :func:`variance_pvalue` (degrees of freedom from the sample kurtosis).
     Returns (lower, s2, upper)."""
-    x = np.asarray(samples, dtype=float)
-    r = x.shape[axis]
-    c = x - x.mean(axis=axis, keepdims=True)
-    s2 = (c ** 2).sum(axis=axis) / (r - 1)
-    m4 = (c ** 4).mean(axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = m4 / s2 ** 2
-        nu = 2.0 * (r - 1) / np.maximum(kappa - (r - 3) / (r - 1), 2.0 / (r - 1))
+    s2, nu = _variance_law(samples, axis)
     lo = s2 * nu / _st.chi2.isf(level, nu)
     hi = s2 * nu / _st.chi2.ppf(level, nu)
     return lo, s2, hi
