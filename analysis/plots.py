@@ -35,6 +35,21 @@ def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7):
         ax.legend(fontsize=fontsize, loc=loc)
 
 
+def needed_vs_eps(ax, settings, rows, *, emp_key, bound_key, bound_label, ylabel, title):
+    """Claim 1/2 panel: per setting (d, a), the size needed for P(sup >= eps) <= delta,
+    empirical (solid) against the bound (dashed), both on log axes."""
+    for i, st in enumerate(settings):
+        c = COLORS[i % len(COLORS)]
+        rr = [r for r in rows if r["d"] == st["d"] and r["a"] == st["a"]]
+        e = [r["eps"] for r in rr]
+        ax.plot(e, [r[emp_key] for r in rr], "o-", color=c,
+                label=f"empirical d={st['d']}, a={st['a']:g}")
+        ax.plot(e, [r[bound_key] for r in rr], "--", color=c, lw=1.4, label=bound_label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    finish(ax, "eps (kernel units)", ylabel, title, fontsize=6)
+
+
 def verdict_title(fig, name, verdict):
     color = {"pass": "tab:green", "fail": "tab:red", "vacuous": "tab:gray"}.get(verdict, "k")
     fig.suptitle(f"{name}: {verdict.upper()}", color=color, fontsize=11)

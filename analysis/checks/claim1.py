@@ -226,15 +226,8 @@ def plot(res):
     ax.set_yscale("log")
     plots.finish(ax, "D (frequencies)", "sup over M x M of |k-hat - k| (kernel units)",
                  "empirical sup error (band: min-max over fits)", fontsize=6)
-    for i, st in enumerate(res["settings"]):
-        c = plots.COLORS[i % len(plots.COLORS)]
-        rr = [r for r in rows if r["d"] == st["d"] and r["a"] == st["a"]]
-        e = [r["eps"] for r in rr]
-        bx.plot(e, [r["D_emp"] for r in rr], "o-", color=c, label=f"empirical d={st['d']}, a={st['a']:g}")
-        bx.plot(e, [r["D_bound"] for r in rr], "--", color=c, lw=1.4, label="Claim 1 (delta=0.05)")
-    bx.set_xscale("log")
-    bx.set_yscale("log")
-    plots.finish(bx, "eps (kernel units)", "D needed (frequencies)",
-                 "D for P(sup >= eps) <= 0.05: bound (dashed) vs empirical", fontsize=6)
+    plots.needed_vs_eps(bx, res["settings"], rows, emp_key="D_emp", bound_key="D_bound",
+                        bound_label="Claim 1 (delta=0.05)", ylabel="D needed (frequencies)",
+                        title="D for P(sup >= eps) <= 0.05: bound (dashed) vs empirical")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

@@ -228,15 +228,8 @@ def plot(res):
     ax.set_yscale("log")
     plots.finish(ax, "P (grids)", "sup over M x M of |k-hat - k| (kernel units)",
                  "empirical sup error (band: min lower - max upper)", fontsize=6)
-    for i, st in enumerate(res["settings"]):
-        c = plots.COLORS[i % len(plots.COLORS)]
-        rr = [r for r in rows if r["d"] == st["d"] and r["a"] == st["a"]]
-        e = [r["eps"] for r in rr]
-        bx.plot(e, [r["P_emp"] for r in rr], "o-", color=c, label=f"empirical d={st['d']}, a={st['a']:g}")
-        bx.plot(e, [r["P_bound"] for r in rr], "--", color=c, lw=1.4, label="Claim 2 (delta=0.05)")
-    bx.set_xscale("log")
-    bx.set_yscale("log")
-    plots.finish(bx, "eps (kernel units)", "P needed (grids)",
-                 "P for P(sup > eps) <= 0.05: bound (dashed) vs empirical", fontsize=6)
+    plots.needed_vs_eps(bx, res["settings"], rows, emp_key="P_emp", bound_key="P_bound",
+                        bound_label="Claim 2 (delta=0.05)", ylabel="P needed (grids)",
+                        title="P for P(sup > eps) <= 0.05: bound (dashed) vs empirical")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
