@@ -13,45 +13,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _fourier
+from randfeat._parallel import blas_limit as _blas_limit
 from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
 
 __all__ = ["RandomFourierFeatures"]
 
-_BLAS_LIBS = None
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
 _MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
-
-
-class _blas_limit:
-    """Limit every loaded BLAS to ``n_threads`` threads for the duration of a ``with`` block.
-
-    threadpoolctl finds the libraries once per process; entering the block then costs a couple of
-    ctypes calls (nothing is changed when the BLAS already runs with ``n_threads``).
-    """
-
-    def __init__(self, n_threads):
-        global _BLAS_LIBS
-        if _BLAS_LIBS is None:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS_LIBS = ThreadpoolController().select(user_api="blas").lib_controllers
-        self.n_threads = n_threads
-        self.restore = []
-
-    def __enter__(self):
-        for lib in _BLAS_LIBS:
-            old = lib.num_threads
-            if old != self.n_threads:
-                lib.set_num_threads(self.n_threads)
-                self.restore.append((lib, old))
-        return self
-
-    def __exit__(self, *exc):
-        for lib, old in self.restore:
-            lib.set_num_threads(old)
-        self.restore = []
-        return False
 
 
 class RandomFourierFeatures(RandomFeaturesBase):

@@ -44,6 +44,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 
@@ -51,6 +52,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from sklearn import config_context, get_config
 from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
                           clone)
 from sklearn.preprocessing import LabelBinarizer
@@ -59,7 +61,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from randfeat._validation import check_random_state
+from randfeat._base import RandomFeaturesBase
+from randfeat._parallel import OrderedPool, blas_limit
+from randfeat._validation import check_n_threads, check_random_state
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier"]
 
@@ -80,11 +84,13 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "gram_dtype": [StrOptions({"float64", "float32"})],
+        "n_threads": [None, Interval(numbers.Integral, 1, None, closed="left"),
+                      Interval(numbers.Integral, None, -1, closed="right")],
     }
 
     def __init__(self, features="passthrough", *, alphas=DEFAULT_ALPHAS, validation_fraction=0.2,
                  chunk_size=4096, solver="auto", fit_intercept=True, tol=1e-8, max_iter=None,
-                 random_state=None, gram_dtype="float64"):
+                 random_state=None, gram_dtype="float64", n_threads=None):
         self.features = features
         self.alphas = alphas
         self.validation_fraction = validation_fraction
@@ -95,6 +101,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.gram_dtype = gram_dtype
+        self.n_threads = n_threads
 
     # ------------------------------------------------------------------ helpers
     def _check_alphas(self):
@@ -123,42 +130,69 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             return Z.tocsr().astype(np.float64, copy=False)
         return np.asarray(Z, dtype=np.float64)
 
-    def _accumulate(self, X, Y, D):
-        """Sufficient statistics (ZᵀZ, ZᵀY, Σz, ΣY, n) of the rows of X, chunk by chunk."""
-        K = Y.shape[1]
-        G = np.zeros((D, D))
-        C = np.zeros((D, K))
-        s = np.zeros(D)
-        sy = np.zeros(K)
-        for sl in self._chunks(X.shape[0]):
-            Z = self._transform(X[sl])
-            Yc = Y[sl]
-            Z = self._gram_update(G, Z)
-            C += Z.T @ Yc
-            s += np.asarray(Z.sum(axis=0)).ravel()
-            sy += Yc.sum(axis=0)
-        return [G, C, s, sy, X.shape[0]]
+    def _worker_features(self):
+        """The fitted feature map as used by the worker threads of :class:`OrderedPool`.
 
-    def _gram_update(self, G, Z):
-        """``G += ZᵀZ`` for one chunk (float64 accumulator); returns the chunk as float64.
+        A randfeat map is shallow-copied with ``n_threads=1`` (its output does not depend on
+        ``n_threads``): the learner's threads already run one chunk each.  Other transformers are
+        used as they are (their ``transform`` must be thread-safe, as scikit-learn's are).
+        """
+        f = self.features_
+        if isinstance(f, RandomFeaturesBase):
+            f = copy.copy(f)
+            f.n_threads = 1
+        return f
+
+    def _chunk_stats(self, feats, X, Y, sl, path=None):
+        """Sufficient statistics of the rows ``sl`` of X: [ZᵀZ, ZᵀY, Σz, ΣY, rows], and with
+        ``path=(Wf, b)`` also the summed validation score of every alpha of the path."""
+        Z = X[sl] if feats is None else feats.transform(X[sl])
+        Yc = Y[sl]
+        G, Z = self._chunk_gram(Z)
+        out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0),
+               len(Yc)]
+        if path is not None:
+            Wf, b = path
+            L, K = b.shape
+            P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+            out.append(np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc))
+        return out
+
+    def _accumulate(self, pool, feats, X, Y, path=None):
+        """Chunk statistics of all rows of X, computed by the pool's threads and summed in chunk
+        order (so the sums are bit-identical for every ``n_threads``)."""
+        cfg = get_config()
+
+        def work(sl):
+            with config_context(**cfg):  # worker threads see the caller's scikit-learn config
+                return self._chunk_stats(feats, X, Y, sl, path)
+
+        total = None
+        for r in pool.map(work, self._chunks(X.shape[0])):
+            if total is None:
+                total = r
+            else:
+                for i in range(len(r)):
+                    total[i] += r[i]
+        return total
+
+    def _chunk_gram(self, Z):
+        """``(ZᵀZ, Z as float64)`` for one chunk; the Gram is float64 (to be summed in float64).
 
         Dense chunks: NumPy evaluates ``Z.T @ Z`` with BLAS ``syrk`` (one triangle, half the
         flops of a general product).  ``gram_dtype="float32"`` forms the chunk product in single
-        precision (``ssyrk``, about twice as fast) and adds it to the float64 accumulator, so the
-        rounding error of an entry is about ``chunk_size * 6e-8`` times the sum of the absolute
-        products of that chunk, independent of the number of chunks.
+        precision (``ssyrk``, about twice as fast), so the rounding error of an entry is about
+        ``chunk_size * 6e-8`` times the sum of the absolute products of that chunk, independent
+        of the number of chunks.
         """
         if sp.issparse(Z):
             Z = self._as64(Z)
-            G += (Z.T @ Z).toarray()
-            return Z
+            return (Z.T @ Z).toarray(), Z
         if self.gram_dtype == "float32":
             Z32 = np.asarray(Z, dtype=np.float32)
-            G += Z32.T @ Z32
-            return self._as64(Z)
+            return (Z32.T @ Z32).astype(np.float64), self._as64(Z)
         Z = self._as64(Z)
-        G += Z.T @ Z
-        return Z
+        return Z.T @ Z, Z
 
     def _centred(self, stats):
         G, C, s, sy, n = stats
@@ -167,40 +201,49 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         mz, my = s / n, sy / n
         return G - n * np.outer(mz, mz), C - n * np.outer(mz, my), mz, my, n
 
-    def _solve_path(self, stats, alphas):
+    def _solve_path(self, stats, alphas, pool=None):
         r"""Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
 
         One Cholesky factorisation of :math:`A + n\alpha I` per alpha (about 15 times cheaper
-        than an eigendecomposition each, so faster for fewer than ~15 alphas); if a
-        factorisation fails (alpha below the round-off of A), the eigendecomposition
-        :math:`A = Q\Lambda Q^\top` gives :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c`.
+        than an eigendecomposition each, so faster for fewer than ~15 alphas; the alphas are
+        spread over the ``pool``'s threads); if a factorisation fails (alpha below the round-off
+        of A), the eigendecomposition :math:`A = Q\Lambda Q^\top` gives
+        :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c`.
         """
         A, c, mz, my, n = self._centred(stats)
         A = 0.5 * (A + A.T)
-        eig = None
-        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
-        for j, a in enumerate(alphas):
-            M = A.copy()
+
+        def cholesky(a):
+            M = A.copy().T  # = A (symmetric), in LAPACK's layout: factorised in place
             M[np.diag_indices_from(M)] += n * a
             try:
                 cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
-                W[j] = scipy.linalg.cho_solve(cf, c, check_finite=False)
+                return scipy.linalg.cho_solve(cf, c, check_finite=False)
             except np.linalg.LinAlgError:
-                if eig is None:
-                    ev, Q = scipy.linalg.eigh(A, check_finite=False)
-                    eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
-                ev, Q, Qc = eig
-                W[j] = Q @ (Qc / (ev + n * a)[:, None])
+                return None
+
+        sols = list((pool or OrderedPool(1)).map(cholesky, alphas))
+        eig = None
+        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
+        for j, a in enumerate(alphas):
+            if sols[j] is not None:
+                W[j] = sols[j]
+                continue
+            if eig is None:
+                ev, Q = scipy.linalg.eigh(A, check_finite=False)
+                eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
+            ev, Q, Qc = eig
+            W[j] = Q @ (Qc / (ev + n * a)[:, None])
         b = my[None, :] - np.einsum("d,ldk->lk", mz, W)
         return W, b
 
     def _solve_one(self, stats, alpha):
         """Final solve by Cholesky (falls back to the eigen-solution if A + nαI is not PD)."""
         A, c, mz, my, n = self._centred(stats)
-        A = 0.5 * (A + A.T)
+        A = (0.5 * (A + A.T)).T  # symmetric; the transpose is LAPACK's layout (no copy)
         A[np.diag_indices_from(A)] += n * alpha
         try:
-            cf = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+            cf = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
             W = scipy.linalg.cho_solve(cf, c, check_finite=False)
             self.solver_ = "cholesky"
         except np.linalg.LinAlgError:  # pragma: no cover - needs a pathologically tiny alpha
@@ -287,31 +330,23 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             tr, va = np.arange(n), None
 
         if solver == "cholesky":
-            stats = self._accumulate(X[tr], Y[tr], D)
-            if va is not None:
-                W, b = self._solve_path(stats, alphas)
-                L, K = len(alphas), Y.shape[1]
-                Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-                vstats = [np.zeros((D, D)), np.zeros((D, K)), np.zeros(D), np.zeros(K), 0]
-                err = np.zeros(L)
-                Xv, Yv = X[va], Y[va]
-                for sl in self._chunks(len(va)):
-                    Z = self._transform(Xv[sl])
-                    Yc = Yv[sl]
-                    Z = self._gram_update(vstats[0], Z)
-                    P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-                    err += np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
-                    vstats[2] += np.asarray(Z.sum(axis=0)).ravel()
-                    vstats[1] += Z.T @ Yc
-                    vstats[3] += Yc.sum(axis=0)
-                    vstats[4] += len(Yc)
-                self.validation_scores_ = err / len(va)
-                best = self._best(self.validation_scores_)
-                stats = [a + v for a, v in zip(stats, vstats)]
-            else:
-                best = 0
-            self.alpha_ = float(alphas[best])
-            W, b = self._solve_one(stats, self.alpha_)
+            feats = self._worker_features()
+            # BLAS single-threaded, chunks and alphas spread over n_threads threads: the
+            # rounding then does not depend on n_threads (OpenBLAS's threaded syrk/potrf do)
+            with blas_limit(1), OrderedPool(check_n_threads(self.n_threads)) as pool:
+                stats = self._accumulate(pool, feats, X[tr], Y[tr])
+                if va is not None:
+                    W, b = self._solve_path(stats, alphas, pool)
+                    L, K = len(alphas), Y.shape[1]
+                    Wf = W.transpose(1, 0, 2).reshape(D, L * K)
+                    vstats = self._accumulate(pool, feats, X[va], Y[va], path=(Wf, b))
+                    self.validation_scores_ = vstats.pop() / len(va)
+                    best = self._best(self.validation_scores_)
+                    stats = [a + v for a, v in zip(stats, vstats)]
+                else:
+                    best = 0
+                self.alpha_ = float(alphas[best])
+                W, b = self._solve_one(stats, self.alpha_)
             self.n_iter_ = np.ones(Y.shape[1], dtype=int)  # one direct solve per target
         else:
             Z = self._as64(self._transform(X))
@@ -362,8 +397,17 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         out = np.empty((X.shape[0], self.coef_.reshape(-1, self.n_features_out_).shape[0]))
         Wt = self.coef_.reshape(-1, self.n_features_out_).T
         b = np.atleast_1d(self.intercept_)
-        for sl in self._chunks(X.shape[0]):
-            out[sl] = np.asarray(self._as64(self._transform(X[sl])) @ Wt) + b
+        feats, cfg = self._worker_features(), get_config()
+
+        def work(sl):
+            with config_context(**cfg):
+                Z = X[sl] if feats is None else feats.transform(X[sl])
+                out[sl] = np.asarray(self._as64(Z) @ Wt) + b
+
+        slices = list(self._chunks(X.shape[0]))
+        with blas_limit(1), OrderedPool(check_n_threads(self.n_threads)) as pool:
+            for _ in pool.map(work, slices):
+                pass
         return out
 
     def _validate_fit_X(self, X, y, **kw):
@@ -422,6 +466,13 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         wide features (single-precision ``syrk``) at a relative error of about
         ``chunk_size * 6e-8`` per Gram entry: use it only when ``n_samples * alpha`` is far above
         that error (moderate alphas); the default is exact to float64 rounding.
+    n_threads : int or None, default=None
+        Threads of :meth:`fit` and :meth:`predict`: chunks of rows (featurised, their
+        :math:`Z^\top Z` formed) and the alphas of the Cholesky path are spread over this many
+        threads, each running single-threaded BLAS, and the chunk statistics are summed in chunk
+        order, so the fitted model is bit-identical for every ``n_threads``.  None: every CPU
+        available to the process; negative: counted back from that (-1 all, -2 all but one).
+        Holds up to ``n_threads + 1`` chunk Grams (:math:`D \times D` each) at a time.
 
     Attributes
     ----------

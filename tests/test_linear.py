@@ -229,3 +229,38 @@ def test_gram_dtype_validated():
     X, y = _data(0, n=30)
     with pytest.raises(InvalidParameterError, match="gram_dtype"):
         RandomFeatureRidge(gram_dtype="float16").fit(X, y)
+
+
+@pytest.mark.parametrize("features", ["rff", "fastfood", "passthrough"])
+@pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
+def test_same_model_for_every_n_threads(global_random_seed, features, gram_dtype):
+    """n_threads spreads chunks and alphas over threads (BLAS single-threaded in each) and sums
+    the chunk statistics in chunk order: the fitted model and the predictions are bit-identical
+    for any thread count, and the user's feature map is left as it was."""
+    from randfeat import Fastfood
+    X, y = _data(global_random_seed, n=700, d=6, k=2)
+    f = {"rff": RandomFourierFeatures(96, sigma=2.0, random_state=global_random_seed,
+                                      n_threads=3),
+         "fastfood": Fastfood(64, sigma=2.0, random_state=global_random_seed),
+         "passthrough": "passthrough"}[features]
+    kw = dict(alphas=np.logspace(-6, 0, 7), chunk_size=61, random_state=global_random_seed,
+              gram_dtype=gram_dtype)
+    fits = [RandomFeatureRidge(f, n_threads=t, **kw).fit(X, y) for t in (1, 2, 3, None)]
+    for m in fits[1:]:
+        assert m.alpha_ == fits[0].alpha_
+        np.testing.assert_array_equal(m.validation_scores_, fits[0].validation_scores_)
+        np.testing.assert_array_equal(m.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(m.intercept_, fits[0].intercept_)
+        np.testing.assert_array_equal(m.predict(X), fits[0].predict(X))
+    if features == "rff":
+        assert fits[1].features_.n_threads == 3  # the worker copies do not touch it
+    clf = [RandomFeatureRidgeClassifier(f, n_threads=t, **kw).fit(X, y[:, 0] > 0)
+           for t in (1, 2)]
+    np.testing.assert_array_equal(clf[0].decision_function(X), clf[1].decision_function(X))
+
+
+def test_n_threads_validated():
+    X, y = _data(0, n=30)
+    for bad in (0, 1.5, "2"):
+        with pytest.raises(InvalidParameterError, match="n_threads"):
+            RandomFeatureRidge(n_threads=bad).fit(X, y)
