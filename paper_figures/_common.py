@@ -278,13 +278,15 @@ class ExactKernelRidge:
 
 def timing_conditions():
     """What the fit times of a computation depend on, recorded next to them: the CPUs this
-    process may use (affinity), the BLAS threads in effect (threadpoolctl), OMP_NUM_THREADS and
-    the 1-minute load average when the computation starts."""
+    process may use (affinity), the threads of randfeat's learners (``n_threads=None``), the
+    BLAS threads in effect outside them (threadpoolctl), OMP_NUM_THREADS and the 1-minute load
+    average when the computation starts."""
     from threadpoolctl import threadpool_info
 
-    from randfeat._validation import effective_n_cpus
+    from randfeat._validation import check_n_threads, effective_n_cpus
     blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-    return dict(cpus=effective_n_cpus(), blas_threads=max(blas) if blas else None,
+    return dict(cpus=effective_n_cpus(), learner_threads=check_n_threads(None),
+                blas_threads=max(blas) if blas else None,
                 omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
                 load_average=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None)
 
@@ -294,8 +296,10 @@ def describe_timing(t):
     was recorded)."""
     if not t:
         return "timing conditions not recorded"
-    return (f"timed on {t['cpus']} CPU(s), {t['blas_threads']} BLAS thread(s), "
-            f"load {t['load_average']}")
+    learner = (f" ({t['learner_threads']} learner threads, single-threaded BLAS in each)"
+               if "learner_threads" in t else "")
+    return (f"timed on {t['cpus']} CPU(s){learner}, {t['blas_threads']} BLAS thread(s) "
+            f"outside the learner, load {t['load_average']}")
 
 
 def fit_timed(method, data, *, n, sigma, seed, alphas=ALPHAS):

@@ -18,7 +18,8 @@ import numpy as np
 from paper_figures import _common as C
 
 NESTED_CACHE = True  # per-row caches: --render-only assembles them
-CODE_VERSION = 4  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below); 4: timing conditions recorded per row
+CODE_VERSION = 5  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below); 4: timing conditions recorded per row
+# 5: learners spread chunks and alphas over threads (randfeat.linear n_threads), learner threads recorded
 
 # Protocol v3 (README, "RR07 protocol"): robust preprocessing (binary columns kept 0/1,
 # heavy-tailed counts log1p, rest standardised), sigma searched on up to 20,000 training rows
@@ -172,8 +173,9 @@ def render(result, p, out_dir):
            "Time: wall-clock of the final fit (features + accumulation + alpha validation + "
            "solve; not the bandwidth search) and the CPU time of the fitting process (all its "
            "threads) vs the paper's 2007 time; target ≥ 10x faster. The CPUs the process could "
-           "use, the BLAS threads and the load average when each row was computed are in its "
-           "note (randfeat's own kernels use every CPU the process may use); wall time is "
+           "use, the threads and the load average when each row was computed are in its "
+           "note (the learners spread chunks of rows and the alphas over every CPU the process "
+           "may use, each thread with single-threaded BLAS); wall time is "
            "the honest figure on an otherwise idle machine, CPU time on a shared one (runs "
            "under a load average of 10–20 had wall times up to 25x the CPU times). "
            "Preprocessing (README, protocol v3): binary columns kept 0/1, non-negative columns "
