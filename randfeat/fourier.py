@@ -22,6 +22,39 @@ __all__ = ["RandomFourierFeatures"]
 # fixed per machine so that the output never depends on the number of threads.
 _MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
 
+# Probes of the BLAS (n, m, d, row cut, column cut): edge tiles in both dimensions, several
+# K panels (d > 512), the small-matrix path and the large one, and a product whose blocks fall
+# below the small-matrix size while the whole is above it.
+_CUT_PROBES = ((67, 83, 37, 16, 48), (300, 350, 300, 150, 177), (2000, 40, 20, 250, 17),
+               (130, 1000, 515, 61, 512), (33, 2, 1, 5, 1))
+_CUT_INVARIANT = {}
+
+
+def _cut_invariant(dtype):
+    """Whether this process's BLAS gemm gives bit-identical products however they are cut
+    (:func:`randfeat._lib._fourier.gemm_cut_invariant` on every probe; checked once per dtype,
+    a few milliseconds).  Then the number of gemm blocks may follow ``n_threads`` without
+    changing the output: no block is cut that no thread will run in parallel."""
+    key = np.dtype(dtype).char
+    if key not in _CUT_INVARIANT:
+        rng = np.random.default_rng(20071203)
+        ok = True
+        for n, m, d, row_cut, col_cut in _CUT_PROBES:
+            X = rng.standard_normal((n, d)).astype(dtype)
+            W = rng.standard_normal((m, d)).astype(dtype)
+            with _blas_limit(1):
+                ok = ok and _fourier.gemm_cut_invariant(X, W, row_cut, col_cut)
+        _CUT_INVARIANT[key] = bool(ok)
+    return _CUT_INVARIANT[key]
+
+
+def _max_blocks(n, m, d, dtype, n_threads):
+    """Gemm blocks of one transform: ``_MAX_BLOCKS`` (fixed for the machine), or only as many as
+    there are threads when the BLAS is cut-invariant for this dtype (same output either way)."""
+    if n_threads >= _MAX_BLOCKS or n * m * (d + 16) < _fourier.PARALLEL_MIN_WORK:
+        return _MAX_BLOCKS  # all blocks used, or one block whatever max_blocks is
+    return max(1, n_threads) if _cut_invariant(dtype) else _MAX_BLOCKS
+
 
 class RandomFourierFeatures(RandomFeaturesBase):
     r"""Random Fourier features for a shift-invariant kernel (Rahimi & Recht 2007, Algorithm 1).
@@ -109,10 +142,14 @@ default "gaussian"
     in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
     (samples or frequencies) is cut into at most ``min(8, os.cpu_count())`` blocks of at least
     512 (one block for small jobs), processed in one parallel region, each by a single-threaded
-    BLAS call followed by the cos/sin while the block is in cache.  The blocks depend on the
-    array shapes and the machine's CPU count, never on ``n_threads``, ``OMP_NUM_THREADS`` or the
-    affinity mask, so the output is bit-identical for any number of threads (on another machine
-    it may differ by an ulp: BLAS picks its kernels by CPU and shape).  float32 input is computed in
+    BLAS call followed by the cos/sin while the block is in cache.  The output is bit-identical
+    for any number of threads: either the blocks depend on the array shapes and the machine's
+    CPU count only, never on ``n_threads``, ``OMP_NUM_THREADS`` or the affinity mask, or, when
+    the BLAS's gemm is found (once per process and dtype, on probe products) to give the same
+    bits however a product is cut, there are only as many blocks as threads (true of
+    OpenBLAS's single-precision kernels on x86-64: float32 on one thread then runs one gemm,
+    as fast as NumPy's; each extra block costs 2–5 % on one thread).  On another machine the
+    output may differ by an ulp: BLAS picks its kernels by CPU and shape.  float32 input is computed in
     float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
@@ -231,16 +268,17 @@ default "gaussian"
         scale = math.sqrt(2.0 / self.n_components)
         # One parallel region: blocks of rows are projected by single-threaded BLAS calls and
         # go through the fused cos/sin in the same thread (see randfeat/_lib/_fourier.pyx).
+        blocks = _max_blocks(n, m, X.shape[1], dt, nt)
         with _blas_limit(1):
             if self.features == "paired":
                 out = np.empty((n, 2 * m), dtype=dt)
-                n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, _MAX_BLOCKS)
+                n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks)
             else:
                 b = self.random_offset_
                 if b.dtype != dt:
                     b = b.astype(dt)
                 out = np.empty((n, m), dtype=dt)
-                n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, _MAX_BLOCKS)
+                n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks)
         self._check_projections(n_bad, X)
         return out
 

@@ -129,10 +129,13 @@ def test_float32_and_float64_share_the_random_stream():
 
 
 @pytest.mark.parametrize("features", ["paired", "phase"])
-def test_identical_for_any_n_threads(features, global_dtype):
-    # large enough (n * m * (d + 16) > 2^26) for the compiled loop to use several threads
-    X = np.random.default_rng(4).normal(size=(1201, 40)).astype(global_dtype)
-    outs = [RandomFourierFeatures(4096, features=features, random_state=11, n_threads=nt)
+@pytest.mark.parametrize("n, d, width", [(1201, 40, 4096), (3000, 100, 1400), (700, 600, 3000)])
+def test_identical_for_any_n_threads(features, global_dtype, n, d, width):
+    """Large enough (n * m * (d + 16) > 2^26) for the compiled loop to cut the gemm into blocks
+    (of rows or of frequencies), whose number follows n_threads when the BLAS is cut-invariant
+    for the dtype: either way the bits are the same for every thread count."""
+    X = np.random.default_rng(4).normal(size=(n, d)).astype(global_dtype) / np.sqrt(d)
+    outs = [RandomFourierFeatures(width, features=features, random_state=11, n_threads=nt)
             .fit_transform(X) for nt in (1, 2, 3, None, -1)]
     for Z in outs[1:]:
         np.testing.assert_array_equal(Z, outs[0])
@@ -158,12 +161,36 @@ def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype):
             np.testing.assert_array_equal(out, outs[0])
 
 
-def test_max_blocks_is_fixed_per_machine():
-    """Neither n_threads nor OMP_NUM_THREADS nor the affinity mask choose the blocks."""
+def test_max_blocks_is_fixed_per_machine(monkeypatch):
+    """The block bound comes from the CPU count, not from OMP_NUM_THREADS or the affinity mask;
+    n_threads chooses the number of blocks only when the BLAS was found cut-invariant for the
+    dtype (otherwise the fixed bound), and small jobs are never cut."""
     import os
 
     from randfeat import fourier
     assert fourier._MAX_BLOCKS == max(1, min(8, os.cpu_count() or 1))
+    big, small = (1000, 1000, 1024), (10, 10, 10)
+    for invariant in (False, True):
+        monkeypatch.setitem(fourier._CUT_INVARIANT, "f", invariant)
+        for nt in (1, 2, 3, 64):
+            want = min(nt, fourier._MAX_BLOCKS) if invariant else fourier._MAX_BLOCKS
+            assert fourier._max_blocks(*big, np.float32, nt) == want
+            assert fourier._max_blocks(*small, np.float32, nt) == fourier._MAX_BLOCKS
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_cut_probe(dtype):
+    """The probe compares one gemm with the same product cut in two (rows of X, rows of W); it
+    answers a bool, and a cut at an impossible place is an error."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 7)).astype(dtype)
+    W = rng.normal(size=(30, 7)).astype(dtype)
+    assert isinstance(_fourier.gemm_cut_invariant(X, W, 20, 11), bool)
+    for rc, cc in ((0, 5), (50, 5), (5, 0), (5, 30)):
+        with pytest.raises(ValueError, match="row_cut"):
+            _fourier.gemm_cut_invariant(X, W, rc, cc)
+    from randfeat import fourier
+    assert fourier._cut_invariant(dtype) in (True, False)
 
 
 def test_random_state_kinds():

@@ -11,11 +11,14 @@ which costs a lot on a busy machine).  The blocks depend on the shapes and ``max
 never on the thread count, and a row's result depends only on its block, so the output is
 bit-identical for any thread count.  (BLAS picks its micro-kernels by matrix shape, so cutting
 differently changes float64 results by an ulp for some shapes: the caller passes a
-``max_blocks`` fixed for the machine, ``min(8, os.cpu_count())``.)  The caller must keep the
+``max_blocks`` fixed for the machine, ``min(8, os.cpu_count())``, or the thread count when
+``gemm_cut_invariant`` finds the BLAS insensitive to the cut for that dtype.)  The caller must keep the
 BLAS single-threaded during the call (threadpoolctl).
 ``paired_inplace``/``phase_inplace`` apply only the trigonometric part to a given projection.
 The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU).
 """
+import numpy as np
+
 from cython cimport floating
 from cython.parallel cimport prange
 
@@ -42,6 +45,8 @@ def isa():
 # it (the blocks are fixed by the shapes).
 cdef enum:
     _PARALLEL_MIN_WORK = 67108864
+
+PARALLEL_MIN_WORK = _PARALLEL_MIN_WORK
 
 
 cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noexcept nogil:
@@ -104,6 +109,31 @@ cdef inline void _gemm_block(const floating *X, const floating *W, floating *C, 
     else:
         dgemm(&ta, &tb, &m, &nc, &d, &done, <double *>W, &d, <double *>X, &d, &dzero,
               <double *>C, &ldc)
+
+
+def gemm_cut_invariant(const floating[:, ::1] X, const floating[:, ::1] W, Py_ssize_t row_cut,
+                       Py_ssize_t col_cut):
+    """Whether the single-threaded gemm used here gives exactly the same ``X W^T`` as the same
+    product cut into two at row ``row_cut`` of X, and at row ``col_cut`` of W (the two ways the
+    blocked transforms cut it).  A BLAS whose kernel computes every entry in the same order
+    whatever the matrix sizes and the entry's position passes for every shape (OpenBLAS's
+    single-precision kernels on x86-64 do; its double-precision ones do not)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = W.shape[0]
+    if W.shape[1] != d or not (0 < row_cut < n) or not (0 < col_cut < m):
+        raise ValueError("gemm_cut_invariant: need X (n, d), W (m, d), 0 < row_cut < n, "
+                         "0 < col_cut < m")
+    dt = np.float32 if floating is float else np.float64
+    full_a, rows_a, cols_a = np.empty((n, m), dt), np.empty((n, m), dt), np.empty((n, m), dt)
+    cdef floating[:, ::1] full = full_a, rows = rows_a, cols = cols_a
+    with nogil:
+        _gemm_block(&X[0, 0], &W[0, 0], &full[0, 0], <int>n, <int>m, <int>d, <int>m)
+        _gemm_block(&X[0, 0], &W[0, 0], &rows[0, 0], <int>row_cut, <int>m, <int>d, <int>m)
+        _gemm_block(&X[row_cut, 0], &W[0, 0], &rows[row_cut, 0], <int>(n - row_cut), <int>m,
+                    <int>d, <int>m)
+        _gemm_block(&X[0, 0], &W[0, 0], &cols[0, 0], <int>n, <int>col_cut, <int>d, <int>m)
+        _gemm_block(&X[0, 0], &W[col_cut, 0], &cols[0, col_cut], <int>n, <int>(m - col_cut),
+                    <int>d, <int>m)
+    return bool(np.array_equal(full_a, rows_a) and np.array_equal(full_a, cols_a))
 
 
 cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t chunk,
