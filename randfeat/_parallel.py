@@ -50,19 +50,24 @@ class blas_limit:
 class OrderedPool:
     """``n_threads`` worker threads whose results come back in submission order.
 
+    Inside its ``with`` block every BLAS runs single-threaded (:class:`blas_limit`), so a
+    product computed by a worker has the same bits whatever ``n_threads`` is.
     ``map(fn, items)`` yields ``fn(item)`` for every item *in the order of items*, keeping at
     most ``n_threads + 1`` results alive (so a caller summing large per-item results holds a
     bounded number of them).  Combining the results in that fixed order makes a reduction
-    bit-identical for every thread count.  With ``n_threads == 1`` everything runs in the calling
-    thread.  ``fn`` must release the GIL for the work to overlap (NumPy/BLAS calls and randfeat's
-    kernels do).
+    bit-identical for every thread count.  The workers run ``fn`` under the caller's
+    scikit-learn configuration (which is per thread).  With ``n_threads == 1`` everything runs in
+    the calling thread.  ``fn`` must release the GIL for the work to overlap (NumPy/BLAS calls and
+    randfeat's kernels do).
     """
 
     def __init__(self, n_threads):
         self.n_threads = max(1, int(n_threads))
         self._ex = None
+        self._blas = blas_limit(1)
 
     def __enter__(self):
+        self._blas.__enter__()
         if self.n_threads > 1:
             self._ex = ThreadPoolExecutor(self.n_threads, thread_name_prefix="randfeat")
         return self
@@ -71,22 +76,30 @@ class OrderedPool:
         if self._ex is not None:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
-        return False
+        return self._blas.__exit__(*exc)
 
     def map(self, fn, items):
         if self._ex is None:
             for item in items:
                 yield fn(item)
             return
+        from sklearn import config_context, get_config
+
+        cfg = get_config()
+
+        def run(item):
+            with config_context(**cfg):
+                return fn(item)
+
         it = iter(items)
         pending = deque()
         for item in it:
-            pending.append(self._ex.submit(fn, item))
+            pending.append(self._ex.submit(run, item))
             if len(pending) >= self.n_threads:
                 break
         while pending:
             result = pending.popleft().result()
             for item in it:
-                pending.append(self._ex.submit(fn, item))
+                pending.append(self._ex.submit(run, item))
                 break
             yield result

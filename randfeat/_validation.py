@@ -10,6 +10,7 @@ import numbers
 import os
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 __all__ = [
     "as_float_array",
@@ -83,6 +84,11 @@ def effective_n_cpus() -> int:
     if env.isdigit() and int(env) > 0:
         n = min(n, int(env))
     return max(1, n)
+
+
+# scikit-learn parameter constraint of ``n_threads`` (validated in ``fit``; see check_n_threads)
+N_THREADS_CONSTRAINT = [None, Interval(numbers.Integral, 1, None, closed="left"),
+                        Interval(numbers.Integral, None, -1, closed="right")]
 
 
 def check_n_threads(n_threads) -> int:

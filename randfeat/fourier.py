@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
+from randfeat._validation import N_THREADS_CONSTRAINT
 from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
 
 __all__ = ["RandomFourierFeatures"]
@@ -39,10 +40,10 @@ def _cut_invariant(dtype):
     if key not in _CUT_INVARIANT:
         rng = np.random.default_rng(20071203)
         ok = True
-        for n, m, d, row_cut, col_cut in _CUT_PROBES:
-            X = rng.standard_normal((n, d)).astype(dtype)
-            W = rng.standard_normal((m, d)).astype(dtype)
-            with _blas_limit(1):
+        with _blas_limit(1):
+            for n, m, d, row_cut, col_cut in _CUT_PROBES:
+                X = rng.standard_normal((n, d)).astype(dtype)
+                W = rng.standard_normal((m, d)).astype(dtype)
                 ok = ok and _fourier.gemm_cut_invariant(X, W, row_cut, col_cut)
         _CUT_INVARIANT[key] = bool(ok)
     return _CUT_INVARIANT[key]
@@ -51,7 +52,7 @@ def _cut_invariant(dtype):
 def _max_blocks(n, m, d, dtype, n_threads):
     """Gemm blocks of one transform: ``_MAX_BLOCKS`` (fixed for the machine), or only as many as
     there are threads when the BLAS is cut-invariant for this dtype (same output either way)."""
-    if n_threads >= _MAX_BLOCKS or n * m * (d + 16) < _fourier.PARALLEL_MIN_WORK:
+    if n_threads >= _MAX_BLOCKS or not _fourier.is_blocked(n, m, d):
         return _MAX_BLOCKS  # all blocks used, or one block whatever max_blocks is
     return max(1, n_threads) if _cut_invariant(dtype) else _MAX_BLOCKS
 
@@ -186,8 +187,7 @@ default "gaussian"
         "features": [StrOptions({"paired", "phase"})],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
                          np.random.BitGenerator],
-        "n_threads": [None, Interval(numbers.Integral, 1, None, closed="left"),
-                      Interval(numbers.Integral, None, -1, closed="right")],
+        "n_threads": N_THREADS_CONSTRAINT,
     }
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=1.0, features="paired",

@@ -52,18 +52,16 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from sklearn import config_context, get_config
 from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
                           clone)
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._parallel import OrderedPool, blas_limit
-from randfeat._validation import check_n_threads, check_random_state
+from randfeat._validation import N_THREADS_CONSTRAINT, check_n_threads, check_random_state
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier"]
 
@@ -84,8 +82,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "gram_dtype": [StrOptions({"float64", "float32"})],
-        "n_threads": [None, Interval(numbers.Integral, 1, None, closed="left"),
-                      Interval(numbers.Integral, None, -1, closed="right")],
+        "n_threads": N_THREADS_CONSTRAINT,
     }
 
     def __init__(self, features="passthrough", *, alphas=DEFAULT_ALPHAS, validation_fraction=0.2,
@@ -114,10 +111,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                              f"sample), got {self.alphas!r}; use e.g. np.logspace(-8, 0, 9)")
         return alphas
 
-    def _transform(self, X):
-        if self.features_ is None:
-            return X
-        return self.features_.transform(X)
+    def _transform(self, X, feats=None):
+        """Features of X by ``feats`` (default: ``features_``); None is the identity."""
+        feats = self.features_ if feats is None else feats
+        return X if feats is None else feats.transform(X)
 
     def _chunks(self, n):
         step = int(self.chunk_size)
@@ -146,7 +143,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
     def _chunk_stats(self, feats, X, Y, sl, path=None):
         """Sufficient statistics of the rows ``sl`` of X: [ZᵀZ, ZᵀY, Σz, ΣY, rows], and with
         ``path=(Wf, b)`` also the summed validation score of every alpha of the path."""
-        Z = X[sl] if feats is None else feats.transform(X[sl])
+        Z = self._transform(X[sl], feats)
         Yc = Y[sl]
         G, Z = self._chunk_gram(Z)
         out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0),
@@ -161,14 +158,9 @@ class _RandomFeatureRidgeBase(BaseEstimator):
     def _accumulate(self, pool, feats, X, Y, path=None):
         """Chunk statistics of all rows of X, computed by the pool's threads and summed in chunk
         order (so the sums are bit-identical for every ``n_threads``)."""
-        cfg = get_config()
-
-        def work(sl):
-            with config_context(**cfg):  # worker threads see the caller's scikit-learn config
-                return self._chunk_stats(feats, X, Y, sl, path)
-
         total = None
-        for r in pool.map(work, self._chunks(X.shape[0])):
+        for r in pool.map(lambda sl: self._chunk_stats(feats, X, Y, sl, path),
+                          self._chunks(X.shape[0])):
             if total is None:
                 total = r
             else:
@@ -258,7 +250,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         The vector operations of the Krylov loop are level-1 BLAS on short vectors: BLAS threads
         only add synchronisation (badly so on a loaded machine), so they are limited to one.
         """
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_limit(1):
             return self._iterative_impl(Z, Y, alpha, solver, x0)
 
     def _iterative_impl(self, Z, Y, alpha, solver, x0):
@@ -333,7 +325,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             feats = self._worker_features()
             # BLAS single-threaded, chunks and alphas spread over n_threads threads: the
             # rounding then does not depend on n_threads (OpenBLAS's threaded syrk/potrf do)
-            with blas_limit(1), OrderedPool(check_n_threads(self.n_threads)) as pool:
+            with OrderedPool(check_n_threads(self.n_threads)) as pool:
                 stats = self._accumulate(pool, feats, X[tr], Y[tr])
                 if va is not None:
                     W, b = self._solve_path(stats, alphas, pool)
@@ -397,16 +389,13 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         out = np.empty((X.shape[0], self.coef_.reshape(-1, self.n_features_out_).shape[0]))
         Wt = self.coef_.reshape(-1, self.n_features_out_).T
         b = np.atleast_1d(self.intercept_)
-        feats, cfg = self._worker_features(), get_config()
+        feats = self._worker_features()
 
         def work(sl):
-            with config_context(**cfg):
-                Z = X[sl] if feats is None else feats.transform(X[sl])
-                out[sl] = np.asarray(self._as64(Z) @ Wt) + b
+            out[sl] = np.asarray(self._as64(self._transform(X[sl], feats)) @ Wt) + b
 
-        slices = list(self._chunks(X.shape[0]))
-        with blas_limit(1), OrderedPool(check_n_threads(self.n_threads)) as pool:
-            for _ in pool.map(work, slices):
+        with OrderedPool(check_n_threads(self.n_threads)) as pool:
+            for _ in pool.map(work, self._chunks(X.shape[0])):
                 pass
         return out
 

@@ -46,7 +46,16 @@ def isa():
 cdef enum:
     _PARALLEL_MIN_WORK = 67108864
 
-PARALLEL_MIN_WORK = _PARALLEL_MIN_WORK
+
+cdef inline Py_ssize_t _work(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d) noexcept nogil:
+    """The work of one map, in the unit of ``_PARALLEL_MIN_WORK``."""
+    return n * m * (d + 16)
+
+
+def is_blocked(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d):
+    """Whether a map of n rows, m frequencies and d features is big enough to be cut into
+    blocks (below the threshold it runs as one block on the calling thread)."""
+    return _work(n, m, d) >= _PARALLEL_MIN_WORK
 
 
 cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noexcept nogil:
@@ -151,7 +160,7 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     cdef Py_ssize_t b
     if max_blocks < 1:
         max_blocks = 1
-    if n * m * (d + 16) < _PARALLEL_MIN_WORK:
+    if _work(n, m, d) < _PARALLEL_MIN_WORK:
         max_blocks = 1
     b = (L + max_blocks - 1) // max_blocks
     if b < chunk:
@@ -203,7 +212,7 @@ cdef Py_ssize_t _map(const floating *X, const floating *W, const floating *offse
         n_chunks = (n + blk - 1) // blk
     else:
         n_chunks = (m - blk - 1) // (-blk)
-    cdef int nt = _threads(n_threads, n_chunks, n * m * (d + 16))
+    cdef int nt = _threads(n_threads, n_chunks, _work(n, m, d))
     for c in prange(n_chunks, schedule='static', num_threads=nt):
         n_bad += _map_block(X, W, offset, out, n, m, d, ldo, blk, c, paired, s)
     return n_bad
