@@ -45,6 +45,32 @@ def _fmt(x):
     return str(x)
 
 
+def needed_size_table(rows, R, size, exceed):
+    """Claims 1 and 2: the markdown table of the size needed (``size`` = "D" or "P") per
+    (setting, eps), empirical against the bound, and the list of violated comparisons.
+    ``exceed`` names the event counted in the bound comparison (">=" or ">")."""
+    fails, lines = [], []
+    for r in rows:
+        viol = [c for c in r["comps"] if c["violated"]]
+        if viol:
+            fails.append(f"d={r['d']} a={r['a']} eps={r['eps']} {size}={viol[0][size]}")
+        nv = [c for c in r["comps"] if c["bound"] < 1]
+        cmp_txt = ("vacuous on grid" if not nv else
+                   f"{sum(c['count'] for c in nv)}/{len(nv) * R} sups {exceed} eps where bound < 1")
+        lines.append(f"| {r['d']} | {r['a']:g} | {r['diam']:.2f} | {r['eps']:g} | "
+                     f"{r[size + '_emp']:.0f}"
+                     f"{'' if r['certified'] else ' (lower bd)'}"
+                     f"{' (extrap.)' if r['extrapolated'] else ''} | "
+                     f"{r[size + '_bound']:.0f} | {r[size + '_vacuous_below']:.0f} | "
+                     f"**{r['over']:.0f}x** | {r['slope']:.2f} ± {r['slope_se']:.2f} | "
+                     f"{cmp_txt} | {'FAIL' if viol else 'ok'} |")
+    table = (f"| d | a | diam(M) | eps | {size}_emp (95% sup <= eps) | {size}_bound (delta=0.05) "
+             f"| bound < 1 from {size} = | over-prediction | slope of q95 vs {size} "
+             "| bound comparison | |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    return table, fails
+
+
 def write_markdown(path, meta, records, checks):
     lines = [
         "# randfeat analysis report",

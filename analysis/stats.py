@@ -12,6 +12,8 @@ then use the threshold :func:`z_threshold`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats as _st
 
@@ -25,6 +27,7 @@ __all__ = [
     "variance_test",
     "variance_ratio_interval",
     "loglog_slope",
+    "loglog_crossing",
     "quantile_ci",
 ]
 
@@ -144,6 +147,19 @@ def loglog_slope(x, y):
     else:
         se = float("nan")
     return {"slope": float(coef[0]), "se": se, "intercept": float(coef[1])}
+
+
+def loglog_crossing(x, q, eps):
+    """Where a curve q(x), sampled on the increasing grid ``x``, first reaches ``eps``: log-log
+    interpolation between the two grid points that bracket the crossing.  None when the first
+    point at or below ``eps`` is the first grid point or there is none (the crossing is not
+    inside the grid; the caller extrapolates or bounds it)."""
+    below = np.nonzero(np.asarray(q) <= eps)[0]
+    if not len(below) or below[0] == 0:
+        return None
+    i = below[0]
+    t = (math.log(eps) - math.log(q[i - 1])) / (math.log(q[i]) - math.log(q[i - 1]))
+    return math.exp(math.log(x[i - 1]) + t * (math.log(x[i]) - math.log(x[i - 1])))
 
 
 def quantile_ci(samples, q, level):

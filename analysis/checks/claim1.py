@@ -8,7 +8,7 @@ import numpy as np
 
 from analysis import bounds, maps, stats
 from analysis import montecarlo as mc
-from analysis import plots, supsearch
+from analysis import plots, report, supsearch
 
 NAME = "claim1"
 TITLE = "RR Claim 1: sup over M of |z(x)'z(y) - k(x, y)| (paired RFF, Gaussian)"
@@ -122,11 +122,9 @@ def run(params, seed, progress=None):
 def _d_needed(Ds, q, eps, fit):
     """Smallest D where the empirical quantile curve q(D) reaches eps: log-log interpolation
     between the bracketing grid points; outside the grid, the log-log fit (flagged)."""
-    below = np.nonzero(q <= eps)[0]
-    if len(below) and below[0] > 0:
-        i = below[0]
-        t = (math.log(eps) - math.log(q[i - 1])) / (math.log(q[i]) - math.log(q[i - 1]))
-        return math.exp(math.log(Ds[i - 1]) + t * (math.log(Ds[i]) - math.log(Ds[i - 1]))), False
+    inside = stats.loglog_crossing(Ds, q, eps)
+    if inside is not None:
+        return inside, False
     return math.exp((math.log(eps) - fit["intercept"]) / fit["slope"]), True
 
 
@@ -163,23 +161,9 @@ def analyse(res):
 
 def verdict(res):
     rows, level = analyse(res)
-    fails, lines, notes = [], [], []
+    notes = []
     n_nonvac = sum(1 for r in rows for c in r["comps"] if c["bound"] < 1)
-    for r in rows:
-        viol = [c for c in r["comps"] if c["violated"]]
-        if viol:
-            fails.append(f"d={r['d']} a={r['a']} eps={r['eps']} D={viol[0]['D']}")
-        nv = [c for c in r["comps"] if c["bound"] < 1]
-        cmp_txt = ("vacuous on grid" if not nv else
-                   f"{sum(c['count'] for c in nv)}/{len(nv) * res['R']} sups >= eps where bound < 1")
-        lines.append(f"| {r['d']} | {r['a']:g} | {r['diam']:.2f} | {r['eps']:g} | {r['D_emp']:.0f}"
-                     f"{'' if r['certified'] else ' (lower bd)'}{' (extrap.)' if r['extrapolated'] else ''} | "
-                     f"{r['D_bound']:.0f} | "
-                     f"{r['D_vacuous_below']:.0f} | **{r['over']:.0f}x** | {r['slope']:.2f} ± "
-                     f"{r['slope_se']:.2f} | {cmp_txt} | {'FAIL' if viol else 'ok'} |")
-    table = ("| d | a | diam(M) | eps | D_emp (95% sup <= eps) | D_bound (delta=0.05) | bound < 1 from D = "
-             "| over-prediction | slope of q95 vs D | bound comparison | |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    table, fails = report.needed_size_table(rows, res["R"], "D", ">=")
     cert = [r for r in rows if r["certified"] and not r["extrapolated"]]
     overs = [r["over"] for r in cert] or [r["over"] for r in rows]
     slopes = sorted({round(r["slope"], 3) for r in rows})

@@ -8,7 +8,7 @@ import numpy as np
 
 from analysis import bounds, maps, stats
 from analysis import montecarlo as mc
-from analysis import plots
+from analysis import plots, report
 
 NAME = "claim2"
 TITLE = "RR Claim 2: sup over M of |z(x)'z(y) - k(x, y)| (random binning, Laplacian)"
@@ -136,14 +136,12 @@ def run(params, seed, progress=None):
 
 
 def _p_needed(Ps, q, eps):
-    below = np.nonzero(q <= eps)[0]
-    if len(below) and below[0] > 0:
-        i = below[0]
-        t = (math.log(eps) - math.log(q[i - 1])) / (math.log(q[i]) - math.log(q[i - 1]))
-        return math.exp(math.log(Ps[i - 1]) + t * (math.log(Ps[i]) - math.log(Ps[i - 1]))), False
-    if not len(below):
-        return math.inf, True
-    return Ps[0], True
+    """Smallest P where q(P) reaches eps: log-log interpolation inside the grid; inf when the
+    grid never reaches it, the first grid point when it already does there (both flagged)."""
+    inside = stats.loglog_crossing(Ps, q, eps)
+    if inside is not None:
+        return inside, False
+    return (Ps[0] if np.any(np.asarray(q) <= eps) else math.inf), True
 
 
 def analyse(res):
@@ -175,22 +173,9 @@ def analyse(res):
 
 def verdict(res):
     rows, level = analyse(res)
-    fails, lines, notes = [], [], []
+    notes = []
     n_nonvac = sum(1 for r in rows for c in r["comps"] if c["bound"] < 1)
-    for r in rows:
-        viol = [c for c in r["comps"] if c["violated"]]
-        if viol:
-            fails.append(f"d={r['d']} a={r['a']} eps={r['eps']} P={viol[0]['P']}")
-        nv = [c for c in r["comps"] if c["bound"] < 1]
-        cmp_txt = ("vacuous on grid" if not nv else
-                   f"{sum(c['count'] for c in nv)}/{len(nv) * res['R']} sups > eps where bound < 1")
-        lines.append(f"| {r['d']} | {r['a']:g} | {r['diam']:.2f} | {r['eps']:g} | {r['P_emp']:.0f}"
-                     f"{'' if r['certified'] else ' (lower bd)'}{' (extrap.)' if r['extrapolated'] else ''}"
-                     f" | {r['P_bound']:.0f} | {r['P_vacuous_below']:.0f} | **{r['over']:.0f}x** | "
-                     f"{r['slope']:.2f} ± {r['slope_se']:.2f} | {cmp_txt} | {'FAIL' if viol else 'ok'} |")
-    table = ("| d | a | diam(M) | eps | P_emp (95% sup <= eps) | P_bound (delta=0.05) | bound < 1 from P = "
-             "| over-prediction | slope of q95 vs P | bound comparison | |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    table, fails = report.needed_size_table(rows, res["R"], "P", ">")
     good = [r for r in rows if r["certified"] and not r["extrapolated"]] or rows
     overs = [r["over"] for r in good if np.isfinite(r["over"])]
     notes.append("d = 1: certified interval from the monotonicity of k-hat on grid rectangles; d >= 2: "
