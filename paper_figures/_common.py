@@ -24,6 +24,7 @@ import hashlib
 import os
 import time
 import warnings
+from pathlib import Path
 from functools import lru_cache
 
 import numpy as np
@@ -394,6 +395,16 @@ def noise(std_reps, se_test):
 
 
 # ----------------------------------------------------------------------------- output
+def write_table_md(out_dir, name, paragraphs, header, rows, result):
+    """Write ``<out_dir>/<name>.md``: the paragraphs, the table and the compute time recorded in
+    ``result``; returns ``[path]`` (a target's ``render`` result)."""
+    txt = [*paragraphs, md_table(header, rows), "",
+           f"Compute time of this table: {result.get('compute_seconds', float('nan')):.0f} s."]
+    path = Path(out_dir) / f"{name}.md"
+    path.write_text("\n".join(txt) + "\n")
+    return [path]
+
+
 def md_table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]

@@ -14,7 +14,6 @@ time multiplied by 8 (marked "extrapolated"; a matrix–vector product is linear
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -102,9 +101,5 @@ def render(result, p, out_dir):
            "parameters at float32. Our RKS times are memory-bandwidth-bound matrix–vector "
            "products (the d x n float32 matrix is read once per call); on this shared machine "
            "they vary several-fold with the load of other processes, which inflates the "
-           "speed-up column — compare the Fastfood column with the paper's directly.\n",
-           C.md_table(header, rows), "",
-           f"Compute time of this table: {result.get('compute_seconds', float('nan')):.0f} s."]
-    path = Path(out_dir) / "ff13_table1.md"
-    path.write_text("\n".join(txt) + "\n")
-    return [path]
+           "speed-up column — compare the Fastfood column with the paper's directly.\n"]
+    return C.write_table_md(out_dir, "ff13_table1", txt, header, rows, result)

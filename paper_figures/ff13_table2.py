@@ -14,7 +14,6 @@ the paper's "Fastfood Matérn" column.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
@@ -184,9 +183,5 @@ def render(result, p, out_dir):
            "model's test RMSE over 1,000 resamples of the test points: the noise of a fixed "
            "split, which the repetitions do not see). The paper column for "
            "Fastfood ball-sum is FF13's 'Fastfood Matérn' (t = 2 here; FF13 do not state t). "
-           "FF13's Forest row is omitted (covtype not at hand; FF13 regress the class label).\n",
-           C.md_table(header, rows), "",
-           f"Compute time of this table: {result.get('compute_seconds', float('nan')):.0f} s."]
-    path = Path(out_dir) / "ff13_table2.md"
-    path.write_text("\n".join(txt) + "\n")
-    return [path]
+           "FF13's Forest row is omitted (covtype not at hand; FF13 regress the class label).\n"]
+    return C.write_table_md(out_dir, "ff13_table2", txt, header, rows, result)
