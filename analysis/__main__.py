@@ -25,6 +25,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from analysis import CHECKS
+from analysis.montecarlo import parse_seeds
 from analysis.report import to_jsonable, write_json, write_markdown, write_sweep
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -55,16 +56,6 @@ def randfeat_version() -> str:
     import randfeat
 
     return getattr(randfeat, "__version__", "unknown")
-
-
-def parse_seeds(spec):
-    spec = str(spec).strip()
-    if spec == "all":
-        return list(range(100))
-    if "-" in spec:
-        lo, hi = (int(s) for s in spec.split("-", 1))
-        return list(range(lo, hi + 1))
-    return [int(s) for s in spec.split(",")]
 
 
 def cache_key(name, params, seed, rf_version, cversion):

@@ -18,6 +18,18 @@ import numpy as np
 __all__ = ["stable_key", "seed_sequences", "random_state_of", "replicate", "Progress"]
 
 
+def parse_seeds(spec) -> list:
+    """Seeds from a specification: 'all' (0-99), a range 'A-B' (inclusive) or 'a,b,c'.  One
+    syntax for ``python -m analysis --seed`` and the tests' RANDFEAT_TESTS_SEEDS."""
+    spec = str(spec).strip()
+    if spec == "all":
+        return list(range(100))
+    if "-" in spec:
+        lo, hi = (int(s) for s in spec.split("-", 1))
+        return list(range(lo, hi + 1))
+    return [int(s) for s in spec.split(",")]
+
+
 def stable_key(*names) -> tuple:
     """Stable 32-bit integers from names (Python's hash() is salted per process)."""
     return tuple(int.from_bytes(hashlib.sha256(str(n).encode()).digest()[:4], "little")

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+from analysis.montecarlo import parse_seeds
+
 settings.register_profile("dev", deadline=None, max_examples=50,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, max_examples=50, derandomize=True, database=None,
@@ -31,14 +33,7 @@ DEFAULT_SEED = 42
 
 def _seeds():
     spec = os.environ.get("RANDFEAT_TESTS_SEEDS", "").strip()
-    if not spec:
-        return [DEFAULT_SEED]
-    if spec == "all":
-        return list(range(100))
-    if "-" in spec:
-        lo, hi = (int(s) for s in spec.split("-", 1))
-        return list(range(lo, hi + 1))
-    return [int(s) for s in spec.split(",")]
+    return parse_seeds(spec) if spec else [DEFAULT_SEED]
 
 
 def pytest_generate_tests(metafunc):
