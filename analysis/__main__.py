@@ -114,7 +114,8 @@ def main(argv=None):
                    help="full suite (<= 30 min)")
     g.add_argument("--smoke", dest="mode", action="store_const", const="smoke",
                    help="tiny grids for the test-suite (seconds; not a meaningful check)")
-    ap.add_argument("--only", nargs="+", metavar="NAME", choices=CHECKS, help="run only these checks")
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=CHECKS, help="run only these "
+                                                                              "checks")
     ap.add_argument("--seed", default=os.environ.get("RANDFEAT_ANALYSIS_SEEDS", "0"),
                     help="seed, or 'all' / 'A-B' / 'a,b,c' for a seed sweep (default 0; env "
                          "RANDFEAT_ANALYSIS_SEEDS)")
@@ -181,7 +182,6 @@ def main(argv=None):
                 errors[(n, s)] = traceback.format_exc()
                 log(f"ERROR in {(n, s)}:\n{errors[(n, s)]}")
 
-    wall = time.monotonic() - w0
     any_fail = bool(errors)
     if len(seeds) > 1:
         for (n, s) in errors:
@@ -230,7 +230,8 @@ def main(argv=None):
                 cpu_time_s=sum(r["runtime_s"] for r in records if not r["cached"]),
                 n_cached=sum(r["cached"] for r in records), jobs=args.jobs)
     write_json(out / "report.json", meta,
-               [{k: v for k, v in r.items() if k not in ("table", "params_brief")} for r in records])
+               [{k: v for k, v in r.items() if k not in ("table", "params_brief")}
+                for r in records])
     write_markdown(out / "report.md", meta, records, checks)
     log(f"report: {out / 'report.md'} ({'FAIL' if any_fail else 'ok'}, "
         f"{meta['wall_time_s']:.1f} s)")

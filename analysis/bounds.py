@@ -1,9 +1,9 @@
 """Closed-form bounds and exact variances tested by the checks, with their sources.
 
 Conventions (THEORY.md §1): ``D`` is the number of *frequencies* of the paired map (2D outputs) and
-the number of *features* of the phase-shift map (D outputs); ``P`` the number of binning grids; ``n``
-the number of Fastfood rows; ``a = ||x - x'|| / sigma`` for Fastfood.  Bounds are returned raw (they
-may exceed 1; a bound >= 1 is *vacuous*).  Inversions solve ``bound = delta`` by bisection
+the number of *features* of the phase-shift map (D outputs); ``P`` the number of binning grids;
+``n`` the number of Fastfood rows; ``a = ||x - x'|| / sigma`` for Fastfood.  Bounds are returned
+raw (they may exceed 1; a bound >= 1 is *vacuous*).  Inversions solve ``bound = delta`` by bisection
 (:func:`invert_decreasing`) unless a closed form exists.
 """
 
@@ -85,7 +85,9 @@ def bernstein(D, eps, var, b):
 
 
 def bernstein_eps(D, delta, var, b):
-    """Inverse of :func:`bernstein` in eps (root of D eps^2 = L (2V + 2b eps/3), L = ln(2/delta))."""
+    """Inverse of :func:`bernstein` in eps.
+
+    Root of D eps^2 = L (2V + 2b eps/3), L = ln(2/delta)."""
     L = math.log(2.0 / delta)
     D = np.asarray(D, float)
     c = 2.0 * b * L / 3.0
@@ -98,7 +100,8 @@ def claim1(D, eps, d, sigma_p, diam):
     """RR Claim 1 (NIPS 2007 §3, Claim 1): P[sup_{M x M} |z(x)'z(y) - k| >= eps]
     <= 2^8 (sigma_p diam(M) / eps)^2 exp(-D eps^2 / (4 (d + 2))), D = paired-map frequencies."""
     eps = np.asarray(eps, float)
-    return 2.0 ** 8 * (sigma_p * diam / eps) ** 2 * np.exp(-np.asarray(D, float) * eps ** 2 / (4.0 * (d + 2)))
+    return (2.0 ** 8 * (sigma_p * diam / eps) ** 2
+            * np.exp(-np.asarray(D, float) * eps ** 2 / (4.0 * (d + 2))))
 
 
 def claim1_D(delta, eps, d, sigma_p, diam):
@@ -179,7 +182,9 @@ def var_rff_paired(k, k2):
 
 
 def var_rff_phase(k, k2):
-    """Per-feature variance of 2cos(w'x+b)cos(w'y+b): 1 + k(2 Delta)/2 - k(Delta)^2 (THEORY §2.3)."""
+    """Per-feature variance of 2cos(w'x+b)cos(w'y+b).
+
+    1 + k(2 Delta)/2 - k(Delta)^2 (THEORY §2.3)."""
     return 1.0 + np.asarray(k2) / 2.0 - np.asarray(k) ** 2
 
 

@@ -110,7 +110,9 @@ def transform_pair(spec, est, X, Y):
 
 
 def estimates(spec, size, random_state, X, Y):
-    """k-hat(X_i, Y_i) = z(X_i)'z(Y_i) from one freshly fitted map; X may have one row (broadcast)."""
+    """k-hat(X_i, Y_i) = z(X_i)'z(Y_i) from one freshly fitted map.
+
+    X may have one row (broadcast)."""
     est = build(spec, size, random_state)
     zx, zy = transform_pair(spec, est, X, Y)
     return np.sum(zx * zy, axis=1) if len(zx) == len(zy) else zy @ zx[0]

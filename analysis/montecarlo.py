@@ -54,7 +54,7 @@ def replicate(fn, seeds, progress=None):
     leading replicate axis.
     """
     out = []
-    for i, ss in enumerate(seeds):
+    for ss in seeds:
         out.append(fn(random_state_of(ss)))
         if progress is not None:
             progress.tick()

@@ -78,15 +78,16 @@ def write_markdown(path, meta, records, checks):
         f"Command: `{meta['command']}`  ",
         f"Mode: **{meta['mode']}**, seed {meta['seed']}, randfeat {meta['randfeat_version']}, "
         f"analysis code {meta['code_version'][:12]}, {meta['date']}  ",
-        f"Wall time: {meta['wall_time_s']:.1f} s (sum of per-check wall times {meta['cpu_time_s']:.1f} s, "
+        f"Wall time: {meta['wall_time_s']:.1f} s (sum of per-check wall times "
+        f"{meta['cpu_time_s']:.1f} s, "
         f"{meta['n_cached']} cached); jobs = {meta['jobs']}",
         "",
         "Verdicts: **pass** = no comparison rejected at the stated family false-alarm rate; "
         "**fail** = a claim is contradicted by the data at that rate; **vacuous** = the bound is "
         ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
-        "quantity / what the bound allows (1 = the bound is attained; claim1/claim2: D_emp/D_bound, "
-        "hoeffding: eps_emp/eps_bound, fastfood_variance: Var/bound, fastfood_concentration: "
-        "quantile/threshold).",
+        "quantity / what the bound allows (1 = the bound is attained; claim1/claim2: "
+        "D_emp/D_bound, hoeffding: eps_emp/eps_bound, fastfood_variance: Var/bound, "
+        "fastfood_concentration: quantile/threshold).",
         "",
         "| check | verdict | key statistic | tightness | false-alarm rate | time (s) |",
         "|---|---|---|---|---|---|",

@@ -121,7 +121,8 @@ def _str(sigma, q):
 
     def k2(x):
         t = x / sigma
-        return (q * (1 - q) * t ** (q - 2) + q ** 2 * t ** (2 * q - 2)) * np.exp(-t ** q) / sigma ** 2
+        return ((q * (1 - q) * t ** (q - 2) + q ** 2 * t ** (2 * q - 2))
+                * np.exp(-t ** q) / sigma ** 2)
 
     return dict(k=k, k1=k1, k2=k2, alpha=np.inf if q < 1 else 1.0 / sigma)
 

@@ -36,7 +36,6 @@ import sys
 import time
 from pathlib import Path
 
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -134,7 +133,7 @@ def run_problem(name, X, P, sigma, args, rng):
     base.fit(Xb)
     tb_fit, cb_fit = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
-    Zb = base.transform(Xb)
+    base.transform(Xb)
     tb_tr, cb_tr = time.perf_counter() - t0, time.process_time() - c0
     scale = n / nb
     tb_total = (tb_fit + tb_tr) * scale

@@ -99,8 +99,9 @@ def bench_rff(dims=(64, 256, 1024), widths=(1000, 4096, 16384), batch=1000,
                                                   random_state=0, n_threads=nt).fit(X)
                     with threadpool_limits(limits=nt, user_api="blas"):
                         t_rbf, t_pair, t_phase = _blocked_min(
-                            [lambda: rbf.transform(X), lambda: paired.transform(X),
-                             lambda: phase.transform(X)], repeat)
+                            [lambda rbf=rbf, X=X: rbf.transform(X),
+                             lambda paired=paired, X=X: paired.transform(X),
+                             lambda phase=phase, X=X: phase.transform(X)], repeat)
                     rows.append({
                         "dtype": dt, "d": d, "width": D, "threads": nt,
                         "RBFSampler ms": f"{1e3 * t_rbf:.2f}",
@@ -129,7 +130,7 @@ def _fastfood_sizes(dims, widths):
     if dims is None or widths is None or len(dims) != len(widths):
         raise SystemExit("fastfood sections: give --dims and --widths of equal length "
                          "(they are zipped into (d, n) pairs)")
-    return tuple(zip(dims, widths))
+    return tuple(zip(dims, widths, strict=True))
 
 
 def _fastfood_peers(d, n, X, sigma, n_threads):
@@ -195,9 +196,10 @@ def bench_fastfood(dims=None, widths=None, repeat=5, seed=0, **_):
         X = rng.normal(size=(1, d))
         sigma = math.sqrt(d / 2)                   # gamma = 1/d, as in the rff section
         rbf, skx, ff, ffp = _fastfood_peers(d, n, X, sigma, 1)
-        fns = [lambda: rbf.transform(X), lambda: ff.transform(X), lambda: ffp.transform(X)]
+        fns = [lambda rbf=rbf, X=X: rbf.transform(X), lambda ff=ff, X=X: ff.transform(X),
+               lambda ffp=ffp, X=X: ffp.transform(X)]
         if skx is not None:
-            fns.append(lambda: skx.transform(X))
+            fns.append(lambda skx=skx, X=X: skx.transform(X))
         t = _interleaved_min_budget(fns, repeat)
         t_skx = t[3] if skx is not None else math.nan
         rows.append({
@@ -214,7 +216,7 @@ def bench_fastfood(dims=None, widths=None, repeat=5, seed=0, **_):
                             + (" (target 1000)" if d >= 4096 else ""),
         })
         print(rows[-1], flush=True)
-        del rbf, skx, ff, ffp
+        del rbf, skx, ff, ffp, fns    # fns holds them too (default arguments)
     _print_table("Fastfood: one vector, float64 (ratio = peer time / randfeat time; "
                  "memory = random parameters, float64)", list(rows[0]), rows)
     return rows
@@ -233,9 +235,9 @@ def bench_fastfood_batch(dims=None, widths=None, repeat=3, batch=1000, n_threads
         rbf, skx, ff, _ffp = _fastfood_peers(d, n, X, sigma, n_threads)
         del _ffp
         assert rbf.transform(X[:2]).dtype == ff.transform(X[:2]).dtype == np.float32
-        fns = [lambda: rbf.transform(X), lambda: ff.transform(X)]
+        fns = [lambda rbf=rbf, X=X: rbf.transform(X), lambda ff=ff, X=X: ff.transform(X)]
         if skx is not None:
-            fns.append(lambda: skx.transform(X))
+            fns.append(lambda skx=skx, X=X: skx.transform(X))
         with threadpool_limits(limits=n_threads):
             t = _blocked_min(fns, min(repeat, 3))
         t_skx = t[2] if skx is not None else math.nan
@@ -249,7 +251,7 @@ def bench_fastfood_batch(dims=None, widths=None, repeat=3, batch=1000, n_threads
             "memory ratio f32": f"{_rbf_nbytes(rbf) / ff.parameter_nbytes_:.0f}",
         })
         print(rows[-1], flush=True)
-        del rbf, skx, ff
+        del rbf, skx, ff, fns    # fns holds them too (default arguments)
     _print_table(f"Fastfood: batch of {batch} rows, float32, {n_threads} threads "
                  "(ratio = peer time / randfeat time)", list(rows[0]), rows)
     return rows

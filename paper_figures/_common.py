@@ -11,7 +11,8 @@ Protocol used by every table (documented in README.md):
   :class:`randfeat.linear.RandomFeatureRidge` for every candidate ``sigma`` (multiples of the
   median pairwise L2 distance, L1 for the Laplacian binning kernel), each fit choosing its own
   ``alpha`` on an internal 20% validation split; the ``sigma`` with the lowest validation error
-  wins; when it lies at the edge of the grid the grid is extended by a factor 2 (at most twice).  This is done once (repetition 0) per dataset and kernel.
+  wins; when it lies at the edge of the grid the grid is extended by a factor 2 (at most twice).
+  This is done once (repetition 0) per dataset and kernel.
 * **Regularisation** — per-sample ridge penalty ``alpha`` chosen on a 20% validation split of the
   training set inside every fit (grid ``10**arange(-8, 1)``), then refitted on all training rows.
 * **Training time** — wall-clock of the final ``fit`` (feature map + streaming accumulation +
@@ -24,8 +25,8 @@ import hashlib
 import os
 import time
 import warnings
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg

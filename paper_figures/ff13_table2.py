@@ -14,7 +14,6 @@ the paper's "Fastfood Matérn" column.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from paper_figures import _common as C
@@ -126,7 +125,8 @@ def _compute_dataset(p):
 def render(result, p, out_dir):
     res = {(r["dataset"], r["method"]): r for r in result["results"]}
     header = ["dataset", "method", "paper RMSE", "ours RMSE (mean ± std)", "ratio ours/paper",
-              "target", "test-set SE", "ours RMSE/std(y)", "fit s", "sigma", "n train / test", "note"]
+              "target", "test-set SE", "ours RMSE/std(y)", "fit s", "sigma", "n train / test",
+              "note"]
     rows = []
     for row in p["rows"]:
         ds = row["dataset"]

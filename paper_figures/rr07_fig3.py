@@ -131,8 +131,9 @@ def render(result, p, out_dir):
     rows = [[P, f"{np.mean(e):.3f} ± {np.std(e, ddof=1) if len(e) > 1 else 0:.3f}",
              f"{np.mean(f):.2f}", f"{np.mean(t):.2f}"]
             for P, e, f, t in zip(result["Ps"], result["err_P"], result["fit_P"],
-                                  result["total_P"])]
-    srows = [[n, f"{np.mean(e):.3f}"] for n, e in zip(result["sizes"], result["err_size"])]
+                                  result["total_P"], strict=True)]
+    srows = [[n, f"{np.mean(e):.3f}"] for n, e in zip(result["sizes"], result["err_size"],
+                                                                strict=True)]
     md.write_text(
         f"# RR07 Figure 3 — Binning+LS on {names[result['dataset']]}\n\n"
         + ("**QUICK MODE** (subsampled)\n\n" if p["quick"] else "")
@@ -142,15 +143,15 @@ def render(result, p, out_dir):
         + "\n\n" + C.md_table(["training size", f"test error % (P={p['sizes_P']})"], srows)
         + "\n\nMissing larger sets: " + "; ".join(f"{k}: {v}" for k, v in
                                                  result["missing"].items())
-        + f"\n\nSizes: {result['n_train']} training rows (" 
+        + f"\n\nSizes: {result['n_train']} training rows ("
         + ("subsampled" if p["max_train"] else "every training row of the split")
         + f"), {result['n_test']} test rows"
         + (f" (test split subsampled to at most {p['max_test']})" if p["max_test"] else "")
         + f"; {p['reps']} repetitions (split and feature seeds vary).  Times: wall-clock "
           "seconds of one process (single BLAS thread) — comparable across P, not with the "
           "paper's machine."
-        + f"\n\nsigma = {result['sigma']:.3g} (L1, chosen by validation with P = 30); "
-          f"alphas {list(p['alphas'])} by validation in every fit; inputs preprocessed "
-          f"'{p.get('preprocess', 'standard')}' (README).  Compute time of the figure "
-          f"(search + all fits + predictions): {result.get('compute_seconds', float('nan')):.0f} s.\n")
+        + f"\n\nsigma = {result['sigma']:.3g} (L1, chosen by validation with P = 30); alphas "
+          f"{list(p['alphas'])} by validation in every fit; inputs preprocessed "
+          f"'{p.get('preprocess', 'standard')}' (README).  Compute time of the figure (search + "
+          f"all fits + predictions): {result.get('compute_seconds', float('nan')):.0f} s.\n")
     return [path, md]

@@ -18,8 +18,9 @@ import numpy as np
 from paper_figures import _common as C
 
 NESTED_CACHE = True  # per-row caches: --render-only assembles them
-CODE_VERSION = 5  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below); 4: timing conditions recorded per row
-# 5: learners spread chunks and alphas over threads (randfeat.linear n_threads), learner threads recorded
+CODE_VERSION = 5  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below);
+# 4: timing conditions recorded per row; 5: learners spread chunks and alphas over threads
+# (randfeat.linear n_threads), learner threads recorded
 
 # Protocol v3 (README, "RR07 protocol"): robust preprocessing (binary columns kept 0/1,
 # heavy-tailed counts log1p, rest standardised), sigma searched on up to 20,000 training rows
@@ -60,7 +61,8 @@ def params(cfg):
             continue
         rows.append(dict(label=label, dataset=ds, D=D, P=P, available=ok, missing=msg))
     q = cfg.quick
-    return dict(rows=rows, data_dir=str(cfg.data_dir), cache_dir=str(cfg.out), reps=cfg.reps or (1 if q else 3), seed=cfg.seed,
+    return dict(rows=rows, data_dir=str(cfg.data_dir), cache_dir=str(cfg.out),
+                reps=cfg.reps or (1 if q else 3), seed=cfg.seed,
                 max_train=2000 if q else None, max_test=2000 if q else None,
                 search_rows=1000 if q else SEARCH_ROWS,
                 factors=[0.25, 0.5, 1.0, 2.0] if q else list(SIGMA_FACTORS),
@@ -163,7 +165,7 @@ def render(result, p, out_dir):
                          ",".join(f"{a:.0e}" for a in r["alphas"]),
                          f"{r['n_train']} / {r['n_test']}", note])
             summary.append((label, name, err_ok, time_ok))
-    txt = [f"# RR07 Table 1 — random features + least squares (reproduction)\n",
+    txt = ["# RR07 Table 1 — random features + least squares (reproduction)\n",
            _banner(p),
            "Error: classification error (%) or regression ||ŷ−y||/||y|| (%), on the test split. "
            f"Mean ± std over {p['reps']} repetitions (random-split datasets: split seed r and "

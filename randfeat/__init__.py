@@ -13,7 +13,7 @@ kernels                exact shift-invariant kernels and their spectral samplers
 
 Learners and data
 -----------------
-RandomFeatureRidge            ridge regression on random features (streaming normal equations / LSQR)
+RandomFeatureRidge            ridge regression on random features (streaming normal equations/LSQR)
 RandomFeatureRidgeClassifier  least-squares (±1, one-vs-rest) classification on random features
 datasets                      local loaders of the papers' benchmark datasets (randfeat.datasets)
 """

@@ -103,7 +103,7 @@ def _quiet_call(f, *args):
             ctypes.CDLL(None).fflush(None)  # flush C stdio while it still goes to /dev/null
         except (OSError, AttributeError, TypeError):  # pragma: no cover - non-POSIX
             pass
-        for fd, s in zip((1, 2), saved):
+        for fd, s in zip((1, 2), saved, strict=True):
             os.dup2(s, fd)
             os.close(s)
 
@@ -198,7 +198,7 @@ def time_case(peers, dt, log_n, n_thr, batch_bytes, repeats, rng, chunk_bytes=4 
     out = {}
     for name, reps in chunk_times.items():
         rows = bufs[name].shape[0]
-        best = sum(min(col) for col in zip(*reps)) / rows * 1e9
+        best = sum(min(col) for col in zip(*reps, strict=True)) / rows * 1e9
         out[name] = (best, [sum(r) / rows * 1e9 for r in reps])
     return out
 

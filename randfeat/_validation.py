@@ -151,5 +151,6 @@ def check_finite(x: np.ndarray, *, name: str = "X", func: str = "") -> None:
         pos = tuple(int(i) for i in bad)
         val = x[pos]
         raise ValueError(
-            f"{where}{name} contains NaN or infinity (first at index {pos if len(pos) > 1 else pos[0]}"
+            f"{where}{name} contains NaN or infinity (first at index "
+            f"{pos if len(pos) > 1 else pos[0]}"
             f": {val!r}); remove or impute non-finite values before calling")

@@ -59,7 +59,9 @@ class DatasetNotFoundError(FileNotFoundError):
 
 
 def get_data_home(data_home=None) -> Path:
-    """Folder searched for data files: ``data_home``, else ``$RANDFEAT_DATA``, else ~/randfeat_data."""
+    """Folder searched for data files.
+
+    ``data_home``, else ``$RANDFEAT_DATA``, else ~/randfeat_data."""
     if data_home is None:
         data_home = os.environ.get("RANDFEAT_DATA") or DEFAULT_DATA_HOME
     return Path(data_home).expanduser()
@@ -290,7 +292,8 @@ def load_ct_slices(data_home=None):
     return _bunch(
         "ct_slices", A[:, 1:-1], A[:, -1], feature_names=header[1:-1], target_name=header[-1],
         task="regression", patient_id=A[:, 0].astype(int),
-        descr="UCI CT slices (axial location), 384 features; FF13 'CT slices (axial) 42,800 x 384'.",
+        descr=("UCI CT slices (axial location), 384 features; "
+               "FF13 'CT slices (axial) 42,800 x 384'."),
         provenance=f"{path.name}: UCI")
 
 
@@ -323,8 +326,8 @@ def load_adult(data_home=None):
     ``X`` is CSR (32561 + 16281 rows, ``n_features=123``), ``y`` in {-1, +1} (income > 50K),
     ``is_test`` marks the rows of ``a9a.t``.  RR07 Table 1 "Adult (32,000 x 123)".
     """
-    from sklearn.datasets import load_svmlight_file
     import scipy.sparse as sp
+    from sklearn.datasets import load_svmlight_file
 
     src = ("LIBSVM binary datasets page (www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/"
            "binary.html#a9a)")

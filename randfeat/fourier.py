@@ -150,8 +150,8 @@ default "gaussian"
     bits however a product is cut, there are only as many blocks as threads (true of
     OpenBLAS's single-precision kernels on x86-64: float32 on one thread then runs one gemm,
     as fast as NumPy's; each extra block costs 2–5 % on one thread).  On another machine the
-    output may differ by an ulp: BLAS picks its kernels by CPU and shape.  float32 input is computed in
-    float32 (the projection), the trigonometric functions internally in double precision for
+    output may differ by an ulp: BLAS picks its kernels by CPU and shape.  float32 input is computed
+    in float32 (the projection), the trigonometric functions internally in double precision for
     large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
     (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
     :math:`\sigma_p^2 = \mathbb E\|\omega\|^2` finite (``kernel_.sigma_p2(d)``), which is not the

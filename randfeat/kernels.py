@@ -312,7 +312,9 @@ class GaussianKernel(_RadialKernel):
         return check_random_state(rng).standard_normal((n, d)) / self.sigma
 
     def sample_radius(self, n, d, rng=None):
-        r"""``n`` draws of :math:`\chi_d / \sigma` (lengths of :math:`N(0,\sigma^{-2}I)` vectors)."""
+        r"""``n`` draws of :math:`\chi_d / \sigma`.
+
+        The lengths of :math:`N(0,\sigma^{-2}I)` vectors."""
         who = "GaussianKernel.sample_radius"
         n = _check_count(n, "n", who)
         d = _check_count(d, "d", who, 1)

@@ -52,8 +52,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
-                          clone)
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -284,7 +283,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 counter = []
                 W[:, k], info = spla.cg(normal, rmv(yk), x0=start, rtol=self.tol, atol=0.0,
                                         maxiter=self.max_iter,
-                                        callback=lambda _x: counter.append(1))
+                                        callback=lambda _x, counter=counter: counter.append(1))
                 it = len(counter)
                 if info > 0:
                     warnings.warn(f"CG did not converge in {info} iterations; raise max_iter "
@@ -334,7 +333,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                     vstats = self._accumulate(pool, feats, X[va], Y[va], path=(Wf, b))
                     self.validation_scores_ = vstats.pop() / len(va)
                     best = self._best(self.validation_scores_)
-                    stats = [a + v for a, v in zip(stats, vstats)]
+                    stats = [a + v for a, v in zip(stats, vstats, strict=True)]
                 else:
                     best = 0
                 self.alpha_ = float(alphas[best])

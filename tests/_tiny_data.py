@@ -100,8 +100,8 @@ def write_tiny_data(folder, seed=0, skip=()):
         ytr = (Xtr[:, 0] > 6).astype(int)
         Xev = rng.integers(0, 10, size=(80, 85))
         yev = (Xev[:, 0] > 6).astype(int)
-        _w(folder / "ticdata2000.txt.gz", "\r\n".join("\t".join(map(str, r))
-                                                      for r in np.column_stack([Xtr, ytr])) + "\r\n")
+        _w(folder / "ticdata2000.txt.gz",
+           "\r\n".join("\t".join(map(str, r)) for r in np.column_stack([Xtr, ytr])) + "\r\n")
         _w(folder / "ticeval2000.txt.gz", "\r\n".join("\t".join(map(str, r)) for r in Xev) + "\r\n")
         _w(folder / "tictgts2000.txt.gz", "\r\n".join(map(str, yev)) + "\r\n")
     if want("kegg"):
@@ -112,7 +112,8 @@ def write_tiny_data(folder, seed=0, skip=()):
         X = rng.normal(size=(300, 54))
         lab = 1 + (np.abs(X[:, 0] * 3).astype(int) % 7)
         _w(folder / "covtype.data.gz",
-           "\n".join(",".join(f"{a:.4g}" for a in r) + f",{c}" for r, c in zip(X, lab)) + "\n")
+           "\n".join(",".join(f"{a:.4g}" for a in r) + f",{c}"
+                     for r, c in zip(X, lab, strict=True)) + "\n")
     if want("ct_slices"):
         X, y = _reg(rng, 120, 384)
         head = ",".join(["patientId"] + [f"value{i}" for i in range(384)] + ["reference"])

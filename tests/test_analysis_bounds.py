@@ -79,21 +79,24 @@ def test_claim1_eps_round_trip(delta, D, d, sp, diam):
 def test_claim1_theory_table():
     """THEORY §2.8: Gaussian sigma = 1 on [0,1]^d, delta = 0.05: 15,775 (d=1), 85,206 (d=10)."""
     assert bounds.claim1_D(0.05, 0.1, 1, 1.0, 1.0) == pytest.approx(15775, abs=1)
-    assert bounds.claim1_D(0.05, 0.1, 10, math.sqrt(10), math.sqrt(10)) == pytest.approx(85206, abs=1)
+    assert (bounds.claim1_D(0.05, 0.1, 10, math.sqrt(10), math.sqrt(10))
+            == pytest.approx(85206, abs=1))
     assert bounds.claim1_vacuous_below(0.1, 1, 1.0, 1.0) == pytest.approx(12180, abs=1)
 
 
 @given(EPS, EPS, st.floats(1, 1e5), st.integers(1, 20))
 def test_claim2_monotone_in_eps(e1, e2, P, d):
     lo, hi = sorted((e1, e2))
-    assert bounds.claim2_failure(P, hi, d, 1.0, 1.0, 1.0) <= bounds.claim2_failure(P, lo, d, 1.0, 1.0, 1.0)
+    assert (bounds.claim2_failure(P, hi, d, 1.0, 1.0, 1.0)
+            <= bounds.claim2_failure(P, lo, d, 1.0, 1.0, 1.0))
 
 
 @given(st.floats(0.01, 1.0), st.floats(1.0, 100.0), st.floats(1.0, 100.0), st.integers(1, 20))
 def test_claim2_monotone_in_P_beyond_peak(eps, f1, f2, d):
     p_star = 8 * (d + 1) / eps ** 2
     lo, hi = sorted((p_star * f1, p_star * f2))
-    assert bounds.claim2_failure(hi, eps, d, 1.0, 1.0, 1.0) <= bounds.claim2_failure(lo, eps, d, 1.0, 1.0, 1.0)
+    assert (bounds.claim2_failure(hi, eps, d, 1.0, 1.0, 1.0)
+            <= bounds.claim2_failure(lo, eps, d, 1.0, 1.0, 1.0))
 
 
 @given(DELTA, st.floats(0.02, 1.0), st.integers(1, 10), st.floats(0.2, 5), st.floats(0.2, 5))
@@ -125,7 +128,8 @@ def test_fastfood_C_closed_form():
 @given(st.floats(1e-4, 0.4), st.integers(1, 12), st.floats(0.01, 5))
 def test_thm6_threshold_monotone(delta, logd, a):
     d = 2 ** logd
-    assert bounds.fastfood_thm6_threshold(delta / 2, d, a) >= bounds.fastfood_thm6_threshold(delta, d, a)
+    assert (bounds.fastfood_thm6_threshold(delta / 2, d, a)
+            >= bounds.fastfood_thm6_threshold(delta, d, a))
 
 
 @given(st.floats(0.0, 5.0))

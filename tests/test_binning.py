@@ -155,7 +155,8 @@ def test_lemma1_numerically(kern):
     total, _ = integrate.quad(kern.pitch_pdf, 0, np.inf, limit=200)
     assert total == pytest.approx(1.0, abs=1e-7)
     for D in np.array([0.01, 0.2, 1.0, 3.0, 10.0]) * s:
-        val, _ = integrate.quad(lambda t: kern.pitch_pdf(t) * (1 - D / t), D, np.inf, limit=200)
+        val, _ = integrate.quad(lambda t, D=D: kern.pitch_pdf(t) * (1 - D / t), D, np.inf,
+                                limit=200)
         assert val == pytest.approx(float(kern.profile(D)), rel=1e-6, abs=1e-9)
         cdf, _ = integrate.quad(kern.pitch_pdf, 0, D, limit=200)
         assert float(kern.pitch_cdf(D)) == pytest.approx(cdf, abs=1e-7)
@@ -375,7 +376,7 @@ def _assert_same_state(a, b):
     for k in a:
         va, vb = a[k], b[k]
         if isinstance(va, tuple):
-            for x, y in zip(va, vb):
+            for x, y in zip(va, vb, strict=True):
                 np.testing.assert_array_equal(x, y)
         elif isinstance(va, np.ndarray):
             np.testing.assert_array_equal(va, vb)

@@ -65,7 +65,9 @@ def _z(est, k):
 
 
 def _sphere_cf(r, d):
-    """E cos(r u_1) for u uniform on the unit sphere S^{d-1}: Gamma(d/2)(2/r)^{d/2-1}J_{d/2-1}(r)."""
+    """E cos(r u_1) for u uniform on the unit sphere S^{d-1}.
+
+    Equals Gamma(d/2)(2/r)^{d/2-1}J_{d/2-1}(r)."""
     r = np.maximum(np.asarray(r, dtype=float), 1e-12)
     nu = d / 2 - 1
     return np.exp(special.gammaln(d / 2) + nu * np.log(2 / r)) * special.jv(nu, r)
@@ -127,18 +129,20 @@ def _unbiased_check(ff_factory, kfun, d_in, seed, radii=RADII):
         delta = r * ff.sigma_ * u
         est = _block_estimates(ff, delta)
         zs.append(_z(est, kfun(delta)))
-    assert np.all(np.abs(zs) < Z_FAIL), dict(zip(radii, np.round(zs, 2)))
+    assert np.all(np.abs(zs) < Z_FAIL), dict(zip(radii, np.round(zs, 2), strict=True))
     return ff
 
 
 def test_gaussian_unbiased(global_random_seed):
-    """LSS Lemma 3: E k-hat = exp(-||Delta||^2 / (2 sigma^2)); d_in = 12 (padded to 16), sigma = 1.7."""
+    """LSS Lemma 3: E k-hat = exp(-||Delta||^2 / (2 sigma^2)).
+
+    d_in = 12 (padded to 16), sigma = 1.7."""
     _unbiased_check(lambda s: Fastfood(n_components=2 * 16 * 2000, sigma=1.7, random_state=s),
                     lambda dl: math.exp(-np.sum(dl**2) / (2 * 1.7**2)), 12, global_random_seed)
 
 
-@pytest.mark.parametrize("kernel", [MaternKernel(sigma=1.2, nu=0.5), MaternKernel(sigma=0.9, nu=2.5),
-                                    "matern"])
+@pytest.mark.parametrize("kernel", [MaternKernel(sigma=1.2, nu=0.5),
+                                    MaternKernel(sigma=0.9, nu=2.5), "matern"])
 def test_other_isotropic_kernels_unbiased(global_random_seed, kernel):
     """Isotropic kernels of randfeat.kernels through their sample_radius (Student-t radii)."""
     ff = _unbiased_check(lambda s: Fastfood(n_components=16 * 1500, features="phase", sigma=1.1,

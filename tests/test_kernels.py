@@ -91,7 +91,7 @@ def test_gram_is_positive_semidefinite(kern):
 def test_sigma_scales_delta():
     rng = np.random.default_rng(3)
     delta = rng.normal(size=(10, 3))
-    for kern1, kern2 in zip(_all_kernels(1.0), _all_kernels(2.5)):
+    for kern1, kern2 in zip(_all_kernels(1.0), _all_kernels(2.5), strict=True):
         np.testing.assert_allclose(kern2.k(delta * 2.5), kern1.k(delta), rtol=1e-12, atol=1e-15)
 
 

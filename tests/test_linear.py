@@ -69,7 +69,7 @@ def test_alpha_path_validation_scores_match_explicit_refits(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     perm = rng.permutation(len(X))
     va, tr = np.sort(perm[:30]), np.sort(perm[30:])
-    for a, s in zip(alphas, m.validation_scores_):
+    for a, s in zip(alphas, m.validation_scores_, strict=True):
         r = Ridge(alpha=a * len(tr)).fit(X[tr], y[tr])
         assert s == pytest.approx(np.mean((r.predict(X[va]) - y[va]) ** 2), rel=1e-8)
     assert m.alpha_ == alphas[int(np.argmin(m.validation_scores_))]

@@ -90,7 +90,8 @@ def test_as_float_array_dtypes(dtype, expected):
 @pytest.mark.parametrize("dtype", [np.complex128, np.float16, object, "U3", "datetime64[s]"])
 def test_as_float_array_rejects(dtype):
     x = np.zeros(4, dtype=dtype)
-    with pytest.raises(TypeError, match=re.escape(f"unsupported dtype {np.dtype(dtype).name} for x")):
+    msg = f"unsupported dtype {np.dtype(dtype).name} for x"
+    with pytest.raises(TypeError, match=re.escape(msg)):
         as_float_array(x, name="x")
 
 

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, report, stats, supsearch
 from analysis import montecarlo as mc
-from analysis import plots, report, supsearch
 
 NAME = "claim1"
 TITLE = "RR Claim 1: sup over M of |z(x)'z(y) - k(x, y)| (paired RFF, Gaussian)"
@@ -18,22 +17,22 @@ CLAIM = ("'Let M be a compact subset of R^d with diameter diam(M). Then, for the
          "(D = number of frequencies of the paired map); hence D = Omega(d/eps^2 "
          "log(sigma_p diam(M)/eps)) suffices for constant failure probability.")
 SOURCE = "RR 2007 §3, Claim 1 (proof in the appendix); THEORY §2.5, §2.8, §5 (P4)"
-DESIGN = ("Gaussian kernel, sigma = 1 (sigma_p = sqrt(d)), M = [0, a]^d (diam = a sqrt(d)), paired "
-          "RandomFourierFeatures with D frequencies; R independently seeded fits per (d, a, D). "
-          "k-hat(x, y) = z(0)'z(x - y) for this map, so the sup over M x M is the sup over the "
-          "difference box [-a, a]^d (half of it by symmetry). d <= 2: certified branch-and-bound "
-          "(supsearch.certified_sup) with the per-draw Lipschitz constant L = mean_j ||w_j|| + "
-          "sup ||grad k|| and the second-order bound |f(c)| + ||grad f(c)|| r + M2 r^2/2 with "
-          "M2 = mean_j ||w_j||^2 + 1/sigma^2 >= ||Hess f|| (w_j read from the fitted estimator and "
-          "checked against transform): the result is an interval [lower, upper] of width "
-          "<= max(tol, 5% of lower). d > 2: random candidates + "
-          "L-BFGS-B multistart: a LOWER bound on the sup (so the 'D that suffices' there is a lower "
-          "bound too). For each eps: D_emp = the D where the empirical (1 - delta) quantile of the "
-          "sup (upper end) reaches eps, from a log-log fit over the D grid; D_bound = the D at which "
-          "Claim 1's bound equals delta (closed-form inversion); over-prediction = D_bound / D_emp. "
-          "The bound is contradicted only if the Clopper-Pearson lower limit of "
-          "P(sup >= eps) (counting the certified LOWER ends) exceeds it where it is < 1; where it is "
-          ">= 1 for every D of the grid the comparison is vacuous.")
+DESIGN = ("Gaussian kernel, sigma = 1 (sigma_p = sqrt(d)), M = [0, a]^d (diam = a sqrt(d)), "
+          "paired RandomFourierFeatures with D frequencies; R independently seeded fits per (d, "
+          "a, D). k-hat(x, y) = z(0)'z(x - y) for this map, so the sup over M x M is the sup over "
+          "the difference box [-a, a]^d (half of it by symmetry). d <= 2: certified "
+          "branch-and-bound (supsearch.certified_sup) with the per-draw Lipschitz constant L = "
+          "mean_j ||w_j|| + sup ||grad k|| and the second-order bound |f(c)| + ||grad f(c)|| r + "
+          "M2 r^2/2 with M2 = mean_j ||w_j||^2 + 1/sigma^2 >= ||Hess f|| (w_j read from the "
+          "fitted estimator and checked against transform): the result is an interval [lower, "
+          "upper] of width <= max(tol, 5% of lower). d > 2: random candidates + L-BFGS-B "
+          "multistart: a LOWER bound on the sup (so the 'D that suffices' there is a lower bound "
+          "too). For each eps: D_emp = the D where the empirical (1 - delta) quantile of the sup "
+          "(upper end) reaches eps, from a log-log fit over the D grid; D_bound = the D at which "
+          "Claim 1's bound equals delta (closed-form inversion); over-prediction = D_bound / "
+          "D_emp. The bound is contradicted only if the Clopper-Pearson lower limit of P(sup >= "
+          "eps) (counting the certified LOWER ends) exceeds it where it is < 1; where it is >= 1 "
+          "for every D of the grid the comparison is vacuous.")
 COST = 5  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 DELTA = 0.05
@@ -176,12 +175,13 @@ def verdict(res):
     notes.append("d <= 2: sup certified to within tol (branch and bound); d > 2: random search + "
                  "L-BFGS-B, a lower bound on the sup, so D_emp and the over-prediction factor are "
                  "then lower/upper estimates respectively.")
-    notes.append("Empirical sup error slopes in D (log-log, expected about -1/2 up to log factors): "
+    notes.append("Empirical sup error slopes in D (log-log, expected about -1/2 up to log "
+                 "factors): "
                  + ", ".join(f"{s:.2f}" for s in slopes))
     verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")
     summ = (f"Claim 1 over-predicts the D needed by {min(overs):.0f}x to {max(overs):.0f}x "
-            f"(certified, interpolated settings, delta = {DELTA}); {n_nonvac} non-vacuous comparisons, none "
-            "violated" if not fails else f"violations: {fails}")
+            f"(certified, interpolated settings, delta = {DELTA}); {n_nonvac} non-vacuous "
+            "comparisons, none violated" if not fails else f"violations: {fails}")
     return dict(verdict=verdict_,
                 statistic={"over_prediction_min": min(overs), "over_prediction_max": max(overs),
                            "over_prediction_median": float(np.median(overs)),

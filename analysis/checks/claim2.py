@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, report, stats
 from analysis import montecarlo as mc
-from analysis import plots, report
 
 NAME = "claim2"
 TITLE = "RR Claim 2: sup over M of |z(x)'z(y) - k(x, y)| (random binning, Laplacian)"
@@ -59,7 +58,9 @@ def _cells(Z, P):
 
 
 def khat_matrix_1d(C):
-    """k-hat(x_i, x_j) for sorted 1-D points from their (n, P) cell columns, in O(nP log P + n^2)."""
+    """k-hat(x_i, x_j) for sorted 1-D points from their (n, P) cell columns.
+
+    Runs in O(nP log P + n^2)."""
     n, P = C.shape
     bnd = C[1:] != C[:-1]  # (n-1, P): a cell boundary between x_m and x_m+1 in grid p
     idx = np.where(bnd, np.arange(n - 1)[:, None], n)
@@ -178,8 +179,8 @@ def verdict(res):
     table, fails = report.needed_size_table(rows, res["R"], "P", ">")
     good = [r for r in rows if r["certified"] and not r["extrapolated"]] or rows
     overs = [r["over"] for r in good if np.isfinite(r["over"])]
-    notes.append("d = 1: certified interval from the monotonicity of k-hat on grid rectangles; d >= 2: "
-                 "random pairs (lower bound on the sup, so P_emp is a lower bound there).")
+    notes.append("d = 1: certified interval from the monotonicity of k-hat on grid rectangles; d "
+                 ">= 2: random pairs (lower bound on the sup, so P_emp is a lower bound there).")
     notes.append("The bound first INCREASES with P (up to P* = 8(d+1)/eps^2) and is >= 1 for all "
                  "P below the 'bound < 1 from' column.")
     verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")

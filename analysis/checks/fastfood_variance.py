@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, stats
 from analysis import montecarlo as mc
-from analysis import plots
 
 NAME = "fastfood_variance"
 TITLE = "Fastfood variance vs ||v||: LSS Theorem 4 (one block) and Theorem 5 (stacked blocks)"
-CLAIM = ("LSS Theorem 5: for n/d stacked independent blocks, Var[phi'(x)'phi'(x')] <= "
-         "(2/n)(1 - e^{-||v||^2})^2 + C(||v||)/n with C(alpha) = 6 alpha^4 (e^{-alpha^2} + alpha^2/3), "
-         "v = (x - x')/sigma; Theorem 4: for one block, Var[sum_j psi_j(v)] <= "
-         "(d/2)(1 - e^{-||v||^2})^2 + d C(||v||). (i.i.d. RFF with n frequencies: "
-         "(1 - e^{-||v||^2})^2/(2n).)")
-SOURCE = "LSS 2013 Thm 4 & 5 (arXiv:1408.3060 Thm 9, Cor 10); Yu et al. 2016 Lemma 1; THEORY §4.3–4.4, P9"
-DESIGN = ("Gaussian kernel, sigma = 1, input dimension d (a power of two, no padding). Fastfood with "
-          "n = d rows (one block) and n = 4d rows (4 stacked blocks), paired features, with the "
-          "library's S (chi_d row lengths) and with S set to 1 after fit (the paper's V' for which "
-          "Thm 4 is proved); i.i.d. paired RandomFourierFeatures with the same n next to it. For "
-          "each ||v|| on a grid, R independently seeded fits give k-hat(0, v); the bound is "
-          "contradicted only if the one-sided lower confidence limit of the variance (scaled "
+CLAIM = ("LSS Theorem 5: for n/d stacked independent blocks, Var[phi'(x)'phi'(x')] <= (2/n)(1 - "
+         "e^{-||v||^2})^2 + C(||v||)/n with C(alpha) = 6 alpha^4 (e^{-alpha^2} + alpha^2/3), v = "
+         "(x - x')/sigma; Theorem 4: for one block, Var[sum_j psi_j(v)] <= (d/2)(1 - "
+         "e^{-||v||^2})^2 + d C(||v||). (i.i.d. RFF with n frequencies: (1 - "
+         "e^{-||v||^2})^2/(2n).)")
+SOURCE = ("LSS 2013 Thm 4 & 5 (arXiv:1408.3060 Thm 9, Cor 10); Yu et al. 2016 Lemma 1; "
+          "THEORY §4.3–4.4, P9")
+DESIGN = ("Gaussian kernel, sigma = 1, input dimension d (a power of two, no padding). Fastfood "
+          "with n = d rows (one block) and n = 4d rows (4 stacked blocks), paired features, with "
+          "the library's S (chi_d row lengths) and with S set to 1 after fit (the paper's V' for "
+          "which Thm 4 is proved); i.i.d. paired RandomFourierFeatures with the same n next to "
+          "it. For each ||v|| on a grid, R independently seeded fits give k-hat(0, v); the bound "
+          "is contradicted only if the one-sided lower confidence limit of the variance (scaled "
           "chi-square with sample kurtosis, Bonferroni over all comparisons) exceeds it. "
           "Reported: tightness Var/bound and the inflation factor Var_Fastfood / Var_iid(n).")
 COST = 2  # relative run time, used to schedule --jobs
@@ -30,8 +30,8 @@ ALPHA = 1e-5
 PARAMS = {
     "smoke": dict(d=8, radii=[0.5, 1.0, 2.0], blocks=[1, 2], R=150, rff=True),
     "quick": dict(d=16, radii=[0.25, 0.5, 1.0, 1.5, 2.0, 3.0], blocks=[1, 4], R=800, rff=True),
-    "full": dict(d=64, radii=[0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0], blocks=[1, 4, 16],
-                 R=4000, rff=True),
+    "full": dict(d=64, radii=[0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0],
+                 blocks=[1, 4, 16], R=4000, rff=True),
 }
 
 
@@ -56,7 +56,8 @@ def run(params, seed, progress=None):
             lab = maps.label(spec)
             seeds = mc.seed_sequences(seed, NAME, lab, n, n=params["R"])
             try:
-                kh = mc.replicate(lambda rs: maps.estimates(spec, n, rs, X, V), seeds, progress)
+                kh = mc.replicate(lambda rs, spec=spec, n=n: maps.estimates(spec, n, rs, X, V),
+                                  seeds, progress)
             except Exception as exc:
                 out.append(dict(label=lab, n=n, error=repr(exc)))
                 continue
@@ -64,8 +65,9 @@ def run(params, seed, progress=None):
             lo, s2, hi = stats.variance_limits(kh, level)
             c = kh - kh.mean(axis=0)
             # the Bonferroni-level lower limit is computed in verdict() from s2 and m4
-            out.append(dict(label=lab, n=n, blocks=nb, s2=s2.tolist(), ci=[lo.tolist(), hi.tolist()],
-                            mean=kh.mean(axis=0).tolist(), m4=(c ** 4).mean(axis=0).tolist()))
+            out.append(dict(label=lab, n=n, blocks=nb, s2=s2.tolist(),
+                            ci=[lo.tolist(), hi.tolist()], mean=kh.mean(axis=0).tolist(),
+                            m4=(c ** 4).mean(axis=0).tolist()))
     return dict(d=d, radii=a.tolist(), R=params["R"], rows=out,
                 iid=(bounds.var_rff_gaussian(a) / 1.0).tolist(),
                 k=np.exp(-a ** 2 / 2).tolist())
@@ -114,12 +116,12 @@ def verdict(res):
         lines.append(f"| {r['label']} | {r['n']} | {np.max(t5):.3f} | "
                      f"{'-' if b4 is None else f'{np.max(s2 / b4):.3f}'} | {ratio_iid[i1]:.2f} | "
                      f"{'FAIL' if bad.any() else 'ok'} |")
-    table = ("| map | rows n | max Var/Thm 5 bound | max Var/Thm 4 bound | Var / iid Var at ‖v‖=1 | |\n"
-             "|---|---|---|---|---|---|\n" + "\n".join(lines))
-    notes.append("Theorem 4/5 are proved for V' (no S); the library's V (with S) is checked against "
-                 "the same bounds (the paper omits the 'near-identical argument').")
-    notes.append("THEORY P9 (our earlier MC): inflation at ||v|| = 1 about 2.4 (no S) and 1.5 (with S) "
-                 "for d = 16, 2.8 / 1.9 for d >= 64.")
+    table = ("| map | rows n | max Var/Thm 5 bound | max Var/Thm 4 bound | Var / iid Var at ‖v‖=1 "
+             "| |\n|---|---|---|---|---|---|\n" + "\n".join(lines))
+    notes.append("Theorem 4/5 are proved for V' (no S); the library's V (with S) is checked "
+                 "against the same bounds (the paper omits the 'near-identical argument').")
+    notes.append("THEORY P9 (our earlier MC): inflation at ||v|| = 1 about 2.4 (no S) and 1.5 "
+                 "(with S) for d = 16, 2.8 / 1.9 for d >= 64.")
     summ = ("Var/Thm-5 bound max " + f"{max(tight.values()):.3f}" if tight else "no Fastfood rows")
     if infl:
         summ += "; inflation over iid RFF at ||v||=1: " + ", ".join(
@@ -137,7 +139,7 @@ def plot(res):
     fig, axes = plots.figure(ncols=2, width=5.6)
     blocks = sorted({r["n"] for r in res["rows"] if "error" not in r})
     aa = np.linspace(a.min(), a.max(), 200)
-    for ax, n in zip(axes, blocks[:2]):
+    for ax, n in zip(axes, blocks[:2], strict=False):
         for i, r in enumerate([r for r in res["rows"] if "error" not in r and r["n"] == n]):
             c = plots.COLORS[i]
             ax.plot(a, r["s2"], "o-", color=c, label=r["label"], ms=3)
@@ -148,7 +150,8 @@ def plot(res):
                     label="LSS Thm 4 bound / d^2")
         ax.plot(aa, bounds.var_rff_gaussian(aa) / n, color="gray", lw=1, label="iid RFF exact")
         ax.set_yscale("log")
-        plots.finish(ax, "||v|| = ||x - x'|| / sigma (dimensionless)", "Var[k-hat] (kernel units^2)",
+        plots.finish(ax, "||v|| = ||x - x'|| / sigma (dimensionless)",
+                     "Var[k-hat] (kernel units^2)",
                      f"d = {res['d']}, n = {n} rows ({n // res['d']} block(s)); bands 95%",
                      fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, stats
 from analysis import montecarlo as mc
-from analysis import plots
 
 NAME = "hoeffding"
 TITLE = "Pointwise tail P(|k-hat - k| >= eps) vs Hoeffding"
@@ -15,14 +14,14 @@ CLAIM = ("P[|z(x)'z(y) - k(x, y)| >= eps] <= 2 exp(-D eps^2 / 2) for the paired 
          "<= 2 exp(-D eps^2 / 8) for the phase-shift map with D features (terms in [-2, 2]); "
          "<= 2 exp(-2 P eps^2) for binning with P grids (terms in [0, 1]).")
 SOURCE = "RR 2007 §3 (after eq. (2)); THEORY §2.4, §3.5; Hoeffding 1963 Thm 2"
-DESIGN = ("Fixed pair with ||Delta||/sigma = 1 (Gaussian k = 0.607; binning: Laplacian L1 kernel), "
-          "d = 3. For each D on a grid, R independently seeded fitted maps give |k-hat - k|. "
-          "At each eps of a grid, the empirical tail p-hat is compared with the bound: the bound is "
-          "contradicted only if the one-sided Clopper-Pearson LOWER limit of p exceeds it "
-          "(Bonferroni over all (map, D, eps)); where the bound is >= 1 the comparison is vacuous. "
-          "Tightness: eps_emp(1 - delta) / eps_bound(delta) at delta = 0.05, eps_emp the empirical "
-          "95% quantile of |k-hat - k|, eps_bound from inverting the bound; also for Bernstein with "
-          "the exact variance (THEORY §2.4).")
+DESIGN = ("Fixed pair with ||Delta||/sigma = 1 (Gaussian k = 0.607; binning: Laplacian L1 "
+          "kernel), d = 3. For each D on a grid, R independently seeded fitted maps give |k-hat - "
+          "k|. At each eps of a grid, the empirical tail p-hat is compared with the bound: the "
+          "bound is contradicted only if the one-sided Clopper-Pearson LOWER limit of p exceeds "
+          "it (Bonferroni over all (map, D, eps)); where the bound is >= 1 the comparison is "
+          "vacuous. Tightness: eps_emp(1 - delta) / eps_bound(delta) at delta = 0.05, eps_emp the "
+          "empirical 95% quantile of |k-hat - k|, eps_bound from inverting the bound; also for "
+          "Bernstein with the exact variance (THEORY §2.4).")
 COST = 3  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 DELTA = 0.05
@@ -72,7 +71,7 @@ def run(params, seed, progress=None):
         for size in params["sizes"]:
             lab = maps.label(spec) + f" size={size}"
             seeds = mc.seed_sequences(seed, NAME, lab, n=params["R"])
-            err = np.abs(mc.replicate(lambda rs: maps.estimates(
+            err = np.abs(mc.replicate(lambda rs, spec=spec, size=size, delta=delta: maps.estimates(
                 spec, size, rs, x0[None, :], (x0 + delta)[None, :]), seeds, progress)[:, 0] - k)
             e_bound = float(bounds.hoeffding_eps(size, DELTA, width))
             eps = np.linspace(0.25, 1.5, params["n_eps"]) * e_bound
@@ -83,7 +82,8 @@ def run(params, seed, progress=None):
                                  bernstein=bounds.bernstein(size, eps, V, b).tolist(),
                                  eps_emp=q, eps_emp_ci=[lo, hi], eps_hoeffding=e_bound,
                                  eps_bernstein=float(bounds.bernstein_eps(size, DELTA, V, b)),
-                                 rmse=float(np.sqrt(np.mean(err ** 2))), rmse_theory=float(np.sqrt(V / size))))
+                                 rmse=float(np.sqrt(np.mean(err ** 2))),
+                                 rmse_theory=float(np.sqrt(V / size))))
         out.append(dict(label=maps.label(spec), k=k, V=V, width=width, b=b, sizes=per_size))
     return dict(R=params["R"], maps=out, delta=DELTA)
 
@@ -117,8 +117,8 @@ def verdict(res):
                          f"{s['rmse']:.4f} / {s['rmse_theory']:.4f} | eps={s['eps'][i]:.3f}: "
                          f"p-hat {cnt[i] / R:.4f} (95% upper {up[i]:.4f}) vs bound {bnd[i]:.4f} | "
                          f"{'FAIL' if bad.any() else 'ok'} |")
-    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound | Bernstein | RMSE emp / exact | "
-             "example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound | Bernstein | RMSE emp / "
+             "exact | example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     mean_ratio = {k: float(np.mean(v)) for k, v in ratios.items()}
     paired = [v for k, v in mean_ratio.items() if "paired" in k]
     tight = paired[0] if paired else float(np.mean(list(mean_ratio.values())))
@@ -133,7 +133,8 @@ def verdict(res):
                 tightness=tight,
                 summary=(f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons); "
                          f"eps_emp/eps_Hoeffding at delta=0.05: " +
-                         ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f}" for k, v in mean_ratio.items())),
+                         ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f}"
+                                   for k, v in mean_ratio.items())),
                 table=table, notes=notes)
 
 
@@ -141,7 +142,7 @@ def plot(res):
     v = verdict(res)
     R = res["R"]
     fig, axes = plots.figure(ncols=len(res["maps"]) + 1, width=4.2)
-    for ax, mp in zip(axes, res["maps"]):
+    for ax, mp in zip(axes, res["maps"], strict=False):
         for j, s in enumerate(mp["sizes"]):
             c = plots.COLORS[j % len(plots.COLORS)]
             eps = np.asarray(s["eps"])

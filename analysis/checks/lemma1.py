@@ -6,9 +6,8 @@ import numpy as np
 from scipy import integrate
 from scipy import stats as st
 
-from analysis import maps, stats, truth
+from analysis import maps, plots, stats, truth
 from analysis import montecarlo as mc
-from analysis import plots
 
 NAME = "lemma1"
 TITLE = "RR Lemma 1: hat-kernel mixtures with pitch density delta k''(delta)"
@@ -21,7 +20,8 @@ DESIGN = ("(a) Numerical (deterministic): for each binning profile (Laplacian, i
           "(1 + Delta/sigma)^-a, stretched exponential exp(-(Delta/sigma)^q), several parameters, "
           "sigma != 1) adaptive quadrature of int p = 1, int p(delta) hat(Delta; delta) = k(Delta) "
           "on a grid of Delta, and int k'' = -k'(0+) = alpha; the closed-form k'' is checked "
-          "against a second difference of k (relative 1e-4); tolerance 1e-6 absolute. (b) Statistical: the pitches "
+          "against a second difference of k (relative 1e-4); tolerance 1e-6 absolute. (b) "
+          "Statistical: the pitches "
           "that randfeat.RandomBinningFeatures actually draws (fitted widths_, one fit per "
           "replicate seed) against the CDF of p (Kolmogorov-Smirnov; Bonferroni over kernels).")
 COST = 1  # relative run time, used to schedule --jobs
@@ -74,7 +74,7 @@ def run(params, seed, progress=None):
         # split the half line at a few multiples of sigma for the quadrature
         knots = [0.0, 0.1 * s, s, 10 * s, np.inf]
 
-        def integral(f):
+        def integral(f, knots=knots):
             return sum(_quad(f, knots[i], knots[i + 1]) for i in range(len(knots) - 1))
 
         mass = integral(p)
@@ -88,7 +88,7 @@ def run(params, seed, progress=None):
                 return p(x) * max(0.0, 1.0 - Dd / x) if x > 0 else 0.0
 
             pts = [Dd] + sorted(x for x in {0.1 * s, s, 10 * s, 2 * Dd, 10 * Dd} if x > Dd)
-            val = sum(_quad(hat, a_, b_) for a_, b_ in zip(pts[:-1], pts[1:]))
+            val = sum(_quad(hat, a_, b_) for a_, b_ in zip(pts[:-1], pts[1:], strict=True))
             val += _quad(hat, pts[-1], np.inf)
             rec.append(dict(delta=D, k=float(prof["k"](Dd)), integral=float(val)))
         alpha = prof["alpha"]
@@ -98,8 +98,10 @@ def run(params, seed, progress=None):
         try:
             spec = dict(family="binning", kernel=kd["name"], sigma=s, **kp)
             seeds = mc.seed_sequences(seed, NAME, _label(kd), n=params["n_fits"])
-            W = mc.replicate(lambda rs: np.asarray(maps.build(spec, params["grids"], rs).fit(
-                np.zeros((2, params["dim"]))).widths_, float).ravel(), seeds, progress).ravel()
+            W = mc.replicate(
+                lambda rs, spec=spec: np.asarray(maps.build(spec, params["grids"], rs).fit(
+                    np.zeros((2, params["dim"]))).widths_, float).ravel(),
+                seeds, progress).ravel()
             r = st.kstest(W, lambda x, prof=prof: _pitch_cdf(prof, x))
             ks = dict(stat=float(r.statistic), p=float(r.pvalue), n=int(W.size),
                       quantiles=np.quantile(W, [0.1, 0.25, 0.5, 0.75, 0.9]).tolist(),
@@ -154,7 +156,8 @@ def verdict(res):
                      f"{'inf' if not np.isfinite(k['alpha']) else f'{e_alpha:.1e}'} | "
                      f"{_ks_txt(ks)}"
                      f" | {'FAIL' if bad_num or bad_ks else 'ok'} |")
-    table = ("| kernel | abs(int p - 1) | closed-form k'' vs 2nd difference (max rel.) | max abs(int p hat - k) | "
+    table = ("| kernel | abs(int p - 1) | closed-form k'' vs 2nd difference (max rel.) | max "
+             "abs(int p hat - k) | "
              "abs(int k'' - alpha) | KS of randfeat's pitches | |\n|---|---|---|---|---|---|---|\n"
              + "\n".join(lines))
     pmin = min((k["ks"]["p"] for k in res["kernels"] if k["ks"].get("p") is not None), default=None)
@@ -191,7 +194,8 @@ def plot(res):
     bx.set_xscale("log")
     bx.set_yscale("log")
     plots.finish(bx, "pitch quantile of delta k''(delta) (input units)",
-                 "quantile of randfeat's widths_ (input units)", "library pitches, 10-90% quantiles",
+                 "quantile of randfeat's widths_ (input units)",
+                 "library pitches, 10-90% quantiles",
                  fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

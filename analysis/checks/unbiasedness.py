@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, stats
 from analysis import montecarlo as mc
-from analysis import plots
 
 NAME = "unbiasedness"
 TITLE = "Unbiasedness of z(x)'z(y)"
@@ -16,13 +15,14 @@ CLAIM = ("E[z(x)'z(y)] = k(x, y): Bochner's theorem for random Fourier features 
          "binning's collision probability (RR 2007 §4, Algorithm 2).")
 SOURCE = "RR 2007 §3 eq. (2), §4; LSS 2013 Lemma 3, §3.4; THEORY.md §2.1–2.2, §3.4, §4.2, §4.6"
 DESIGN = ("For each map, R independently seeded fitted maps (one replicate = one fit with its own "
-          "random_state spawned from a SeedSequence). Each replicate evaluates k-hat(x0, x0 + Delta_i) "
-          "from the estimator's transform for m fixed differences Delta_i along fixed random directions "
-          "with ||Delta_i||/sigma on a grid, x0 != 0 (matters for the phase-shift map). "
-          "z = (mean_R k-hat - k)/se with the exact variance (THEORY §2.3, §3.5) where known "
-          "(RFF, binning) and the sample variance otherwise (Fastfood: rows dependent). "
-          "Truth k from analysis.truth (closed forms written independently of randfeat.kernels); "
-          "the library's own kernel objects are cross-checked against it (|diff| <= 1e-8).")
+          "random_state spawned from a SeedSequence). Each replicate evaluates k-hat(x0, x0 + "
+          "Delta_i) from the estimator's transform for m fixed differences Delta_i along fixed "
+          "random directions with ||Delta_i||/sigma on a grid, x0 != 0 (matters for the "
+          "phase-shift map). z = (mean_R k-hat - k)/se with the exact variance (THEORY §2.3, "
+          "§3.5) where known (RFF, binning) and the sample variance otherwise (Fastfood: rows "
+          "dependent). Truth k from analysis.truth (closed forms written independently of "
+          "randfeat.kernels); the library's own kernel objects are cross-checked against it "
+          "(|diff| <= 1e-8).")
 COST = 2  # relative run time, used to schedule --jobs
 ALPHA = 1e-5
 
@@ -80,8 +80,8 @@ def run(params, seed, progress=None):
         spec = dict(spec0, sigma=params["sigma"])
         lab = maps.label(spec)
         seeds = mc.seed_sequences(seed, NAME, lab, n=params["R"])
-        khat = mc.replicate(lambda rs: maps.estimates(spec, params["size"], rs, X, Y), seeds,
-                            progress)
+        khat = mc.replicate(
+            lambda rs, spec=spec: maps.estimates(spec, params["size"], rs, X, Y), seeds, progress)
         k = maps.true_k(spec, deltas)
         k2 = maps.true_k(spec, 2 * deltas)
         ev = _exact_var(spec, k, k2, params["size"])
@@ -141,14 +141,16 @@ def plot(res):
         c = plots.COLORS[i % len(plots.COLORS)]
         bias = np.asarray(r["mean"]) - np.asarray(r["k"])
         se = np.asarray(r["se"])
-        ax.errorbar(radii * (1 + 0.012 * (i - n / 2)), bias, yerr=v["statistic"]["z_threshold"] * se,
-                    fmt="o-", ms=3, color=c, label=r["label"], lw=0.8, capsize=2)
+        ax.errorbar(radii * (1 + 0.012 * (i - n / 2)), bias,
+                    yerr=v["statistic"]["z_threshold"] * se, fmt="o-", ms=3, color=c,
+                    label=r["label"], lw=0.8, capsize=2)
         az.plot(radii, np.abs(r["z"]), "o-", ms=3, color=c, lw=0.8)
     ax.axhline(0, **plots.BOUND_STYLE)
     plots.finish(ax, "||Delta|| / sigma (dimensionless)", "mean k-hat - k (kernel units)",
                  f"bias, bars = ±z* se (R = {res['R']})", fontsize=6)
     az.axhline(v["statistic"]["z_threshold"], label="Bonferroni threshold z*", **plots.BOUND_STYLE)
     az.set_yscale("symlog", linthresh=1)
-    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)", "|z| per comparison")
+    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)", "|z| per "
+                                                                                   "comparison")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis import bounds, maps, stats
+from analysis import bounds, maps, plots, stats
 from analysis import montecarlo as mc
-from analysis import plots
 
 NAME = "variance"
 TITLE = "Exact variance of k-hat at a fixed pair"
 CLAIM = ("Var[k-hat] = V/D with the per-term variance V = (1 + k(2Delta) - 2k(Delta)^2)/2 for the "
          "paired map and V = 1 + k(2Delta)/2 - k(Delta)^2 for the phase-shift map (Sutherland & "
-         "Schneider 2015; THEORY §2.3), V = k(1 - k) for binning (Bernoulli per grid, THEORY §3.5), "
-         "and Var[cos([V v]_j)] = (1/2)(1 - e^{-||v||^2})^2 for one Fastfood row (LSS 2013 Thm 4, "
-         "first claim). Fastfood's within-block inflation factor Var(block mean) d / V is reported "
-         "(THEORY P9: ~2.4-2.8 without S, ~1.5-1.9 with S at ||v|| = 1).")
+         "Schneider 2015; THEORY §2.3), V = k(1 - k) for binning (Bernoulli per grid, THEORY "
+         "§3.5), and Var[cos([V v]_j)] = (1/2)(1 - e^{-||v||^2})^2 for one Fastfood row (LSS 2013 "
+         "Thm 4, first claim). Fastfood's within-block inflation factor Var(block mean) d / V is "
+         "reported (THEORY P9: ~2.4-2.8 without S, ~1.5-1.9 with S at ||v|| = 1).")
 SOURCE = "S&S 2015 §2 (= THEORY §2.3), RR 2007 §4 (THEORY §3.5), LSS 2013 Thm 4 (arXiv Thm 9)"
 DESIGN = ("R independently seeded fitted maps per configuration; the estimate at fixed pairs "
           "(x0, x0 + Delta_i) from transform(). H0: Var = V/D is tested with the sample variance "
@@ -113,7 +112,8 @@ def run(params, seed, progress=None):
                        row0_ratio=float(ratio), row0_p=float(p),
                        pooled_row_var=float(t.var(axis=0, ddof=1).mean()),
                        inflation=float(infl), inflation_se=float(se_ratio),
-                       thm4_bound_inflation=float(bounds.fastfood_thm4_var_mean(1.0, dff) * dff / v0)))
+                       thm4_bound_inflation=float(
+                           bounds.fastfood_thm4_var_mean(1.0, dff) * dff / v0)))
     return dict(R=params["R"], rows=rows, fastfood=ff, d=d)
 
 
@@ -150,7 +150,8 @@ def verdict(res):
         key = "inflation_noS" if "noS" in f["label"] else "inflation_S"
         stat[key] = f["inflation"]
         notes.append(f"{f['label']}, d = {f['d']}, one block, ||v|| = 1: inflation factor "
-                     f"Var(block mean) d / V = {f['inflation']:.2f} ± {1.96 * f['inflation_se']:.2f} "
+                     f"Var(block mean) d / V = {f['inflation']:.2f} ± "
+                     f"{1.96 * f['inflation_se']:.2f} "
                      f"(95%); the LSS Thm 4 bound allows {f['thm4_bound_inflation']:.1f}")
     stat["min_p"] = pmin
     cc = [r for r in res["rows"] if "1-D" in r["label"]]
@@ -196,11 +197,13 @@ def plot(res):
         bnds.append(f["thm4_bound_inflation"])
     if labels:
         xs = np.arange(len(labels))
-        bx.bar(xs, vals, yerr=errs, color=plots.COLORS[:len(labels)], capsize=4, label="measured (95% CI)")
+        bx.bar(xs, vals, yerr=errs, color=plots.COLORS[:len(labels)], capsize=4, label="measured "
+                                                                                       "(95% CI)")
         bx.scatter(xs, bnds, marker="_", s=600, color="k", label="LSS Thm 4 bound")
         bx.axhline(1.0, color="gray", lw=1, label="iid RFF (no inflation)")
         bx.set_xticks(xs, labels, fontsize=7)
         bx.set_yscale("log")
-    plots.finish(bx, "", "Var(block mean) x d / per-row V (ratio)", "Fastfood within-block inflation, ||v|| = 1")
+    plots.finish(bx, "", "Var(block mean) x d / per-row V (ratio)", "Fastfood within-block "
+                                                                    "inflation, ||v|| = 1")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
