@@ -11,6 +11,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
@@ -226,6 +227,8 @@ default "gaussian"
         -------
         self : RandomFourierFeatures
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
         X = self._validate_X(X, reset=True)
         if self.features == "paired" and self.n_components % 2:
             raise ValueError(
@@ -257,6 +260,8 @@ default "gaussian"
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         dt = X.dtype
