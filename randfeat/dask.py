@@ -115,6 +115,10 @@ def _check_X(X, who, n_features=None):
                          "X.rechunk({1: -1})")
     if X.shape[0] == 0:
         raise ValueError(f"{who}: X has 0 rows; at least one sample is required")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{who}: X has dtype {X.dtype.name}; a randfeat transformer needs real "
+                        "numbers (float32 or float64; bool and integers are converted to "
+                        "float64): convert it with X.astype(np.float64)")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{who}: X has {X.shape[1]} features, but the estimator was fitted "
                          f"with {n_features} features; pass an array with {n_features} columns")
@@ -167,7 +171,7 @@ def _transform_piece(est, Xp, lo, hi, T, info):
 
     who, i, nblocks, a, b = info
     try:
-        Xp = np.asarray(Xp)
+        Xp = _finite_rows(np.asarray(Xp), lo, hi, a)
         parts = []
         with blas_limit(1):
             for t0, t1 in _tiles(Xp.shape[0], T):
@@ -180,6 +184,24 @@ def _transform_piece(est, Xp, lo, hi, T, info):
     if len(parts) == 1:
         return parts[0]
     return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
+
+
+def _finite_rows(Xp, lo, hi, a):
+    """Raise for NaN/infinity in the block's own rows ``lo:hi`` (naming the first bad row of
+    ``X``); zero the non-finite neighbour rows read only to complete a tile (their features are
+    discarded, and a row's features do not depend on the values of the other rows)."""
+    if Xp.dtype.kind != "f":
+        return Xp
+    bad = ~np.isfinite(Xp).all(axis=1)
+    if not bad.any():
+        return Xp
+    own = np.flatnonzero(bad[lo:hi])
+    if own.size:
+        raise ValueError(f"Input X contains NaN or infinity (first in row {a + own[0]} of X); "
+                         "remove or impute those rows first")
+    Xp = Xp.copy()  # never modify the input
+    Xp[bad] = 0
+    return Xp
 
 
 def transform(est, X):
@@ -267,15 +289,7 @@ def fit(est, X, y=None):
 
     if isinstance(est, RandomBinningFeatures) and est.hash_size is None:
         return _fit_binning_exact(est, X, who)
-    stand_in = np.zeros((1, X.shape[1]), dtype=X.dtype)
-    try:
-        from sklearn.utils import check_array
-
-        check_array(stand_in, dtype=[np.float64, np.float32])
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{who}: the dask array's dtype {X.dtype.name} is rejected: {exc}") \
-            from exc
-    return est.fit(stand_in)
+    return est.fit(np.zeros((1, X.shape[1]), dtype=X.dtype))  # reads the shape and dtype
 
 
 def _frozen_random_state(rs):
@@ -446,6 +460,8 @@ def _reduce(model, feats, X, Y, masks, path, who):
     from randfeat._parallel import blas_limit
 
     bounds = _block_bounds(X.chunks[0])
+    model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
+    model.__dict__["features_"] = feats  # the caller's model is untouched until the end
     model_d = dask.delayed(model, pure=True, traverse=False)
     feats_d = dask.delayed(feats, pure=True, traverse=False)
     path_d = None if path is None else dask.delayed(path, pure=True, traverse=False)
@@ -486,14 +502,6 @@ def fit_ridge(model, X, y):
     # the feature map (fitted on the dask array: nothing or one documented pass is computed)
     if model.features in (None, "passthrough"):
         feats = None
-        stand_in = np.zeros((1, X.shape[1]), dtype=X.dtype)
-        from sklearn.utils import check_array
-
-        try:
-            check_array(stand_in, dtype=[np.float64, np.float32])
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{who}: the dask array's dtype {X.dtype.name} is rejected: {exc}") \
-                from exc
         D = X.shape[1]
     else:
         if not isinstance(model.features, RandomFeaturesBase):
