@@ -34,7 +34,7 @@ EPS = np.finfo(np.float64).eps
 def client():
     """Two worker processes with one thread each; closed (cluster and client) at the end."""
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="1GiB")
+                                       dashboard_address=":0", memory_limit="1GiB")
     c = distributed.Client(cluster)
     try:
         yield c
@@ -382,3 +382,34 @@ def test_ridge_rejects_sparse_features_and_non_randfeat_maps():
             Xd, np.ones(200))
     with pytest.raises(ValueError, match="200 rows but y has 199"):
         RandomFeatureRidge(RandomFourierFeatures(8, random_state=0)).fit(Xd, np.ones(199))
+
+
+# ----------------------------------------------------------------------------- analysis runner
+def _results(out):
+    import json
+
+    return {p.name: json.loads(p.read_text())["result"]
+            for p in sorted((out / "cache").glob("*.json"))}
+
+
+def test_analysis_on_the_cluster_equals_local_run(client, tmp_path):
+    from analysis.__main__ import main
+
+    args = ["--smoke", "--only", "lemma1", "--seed", "0-1", "--quiet", "--no-cache"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    assert main([*args, "--out", str(tmp_path / "addr"),
+                 "--scheduler", client.scheduler.address]) == 0
+    assert main([*args, "--out", str(tmp_path / "active"), "--scheduler", "active"]) == 0
+    local = _results(tmp_path / "local")
+    assert len(local) == 2
+    assert _results(tmp_path / "addr") == local  # same seeds, identical results
+    assert _results(tmp_path / "active") == local
+    assert (tmp_path / "addr" / "seed_sweep.md").exists()
+
+
+def test_analysis_runner_refuses_other_code(client):
+    from analysis._dask_runner import executor
+
+    with pytest.raises(SystemExit, match=r"dask workers .* run other analysis/randfeat code"):
+        with executor(client.scheduler.address, 1, "0" * 64):
+            pass
