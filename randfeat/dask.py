@@ -42,19 +42,25 @@ coordinate, which are all the exact fit reads, so the fitted map equals the in-m
 Ridge
 -----
 ``RandomFeatureRidge.fit(X, y)`` / ``RandomFeatureRidgeClassifier.fit(X, y)`` with a dask ``X``
-compute on the workers, per block and ``chunk_size`` rows at a time, the sufficient statistics
+compute on the workers, per block, the sufficient statistics
 :math:`[Z^\top Z \text{ (float64)}, Z^\top Y, \sum z, \sum y, n]` of the rows, and reduce them by a
 fixed tree of pairwise sums (:func:`tree_reduce`, ``split_every`` 8), so the :math:`N \times D`
 feature matrix is never formed.  With several ``alphas`` the validation split is the in-memory
 one (same permutation of the rows from ``random_state``), the training rows are reduced first,
 the alpha path is solved, and a second pass featurises the validation rows once (their statistics
-and the validation score of every alpha).  The solve is the in-memory one.  The fitted model
-therefore equals the in-memory fit on the same data up to the order of the floating-point sums:
-:math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` with :math:`\kappa` the condition
-number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64 epsilon (tested for several
-chunkings).  For a fixed chunking the model is bit-identical from run to run and whatever the
-scheduler or number of workers (the reduction tree depends on the chunks only, and BLAS runs
-single-threaded in every task).
+and the validation score of every alpha).  The solve is the in-memory one.
+
+*Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
+rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
+rows of a chunk it shares with a neighbour block, and keeping the statistics of its own rows), so
+every feature value is bit-identical to the in-memory one, in float32 too.  Only the order of
+the float64 sums differs, so the fitted model equals the in-memory fit on the same data up to
+summation order: :math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` with
+:math:`\kappa` the condition number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64
+epsilon (tested for several chunkings, float32 and float64).  Blocks whose row counts are
+multiples of ``chunk_size`` (single alpha) read no neighbour rows.  For a fixed chunking the model
+is bit-identical from run to run and whatever the scheduler or number of workers (the reduction
+tree depends on the chunks only, and BLAS runs single-threaded in every task).
 
 The computation runs on the active ``distributed.Client`` when there is one (dask's default),
 else on dask's default scheduler for delayed objects (threads), with BLAS limited to one thread.
@@ -171,7 +177,7 @@ def _transform_piece(est, Xp, lo, hi, T, info):
 
     who, i, nblocks, a, b = info
     try:
-        Xp = _finite_rows(np.asarray(Xp), lo, hi, a)
+        Xp = _finite_rows(np.asarray(Xp), lo, hi, a - lo)  # piece row 0 = X row a - lo
         parts = []
         with blas_limit(1):
             for t0, t1 in _tiles(Xp.shape[0], T):
@@ -186,10 +192,11 @@ def _transform_piece(est, Xp, lo, hi, T, info):
     return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
 
 
-def _finite_rows(Xp, lo, hi, a):
+def _finite_rows(Xp, lo, hi, a, rows=None):
     """Raise for NaN/infinity in the block's own rows ``lo:hi`` (naming the first bad row of
-    ``X``); zero the non-finite neighbour rows read only to complete a tile (their features are
-    discarded, and a row's features do not depend on the values of the other rows)."""
+    ``X``: ``a + k``, or ``rows[k]``); zero the non-finite neighbour rows read only to complete
+    a tile (their features are discarded, and a row's features do not depend on the values of
+    the other rows)."""
     if Xp.dtype.kind != "f":
         return Xp
     bad = ~np.isfinite(Xp).all(axis=1)
@@ -197,7 +204,9 @@ def _finite_rows(Xp, lo, hi, a):
         return Xp
     own = np.flatnonzero(bad[lo:hi])
     if own.size:
-        raise ValueError(f"Input X contains NaN or infinity (first in row {a + own[0]} of X); "
+        k = lo + own[0]
+        row = a + k if rows is None else rows[k]
+        raise ValueError(f"Input X contains NaN or infinity (first in row {row} of X); "
                          "remove or impute those rows first")
     Xp = Xp.copy()  # never modify the input
     Xp[bad] = 0
@@ -407,35 +416,61 @@ def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
     return level[0]
 
 
-def _block_stats(model, feats, Xb, Yb, mask, path, info):
-    """RidgeStats of the rows ``mask`` of one block, ``chunk_size`` rows at a time."""
+def _block_stats(model, Xp, Yp, mask, own, path, info):
+    """RidgeStats of the rows of one block, featurised in the in-memory fit's chunks.
+
+    ``Xp`` / ``Yp`` hold the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
+    selects the rows of the fitted subset (training or validation rows), which are the subset's
+    rows ``A:B`` with ``A`` a multiple of ``chunk_size``; the block's own rows are ``own = (lo,
+    hi)`` of them.  Every chunk ``[t, t + chunk_size)`` of the subset is featurised whole (as the
+    in-memory fit does: same rows, so bit-identical features), and the statistics of its own rows
+    are kept.  Neighbour rows only complete a chunk: their NaN/infinity is not this block's error.
+    """
     from randfeat._parallel import blas_limit
 
-    who, i, nblocks, a, b = info
+    who, i, nblocks, a, b, ra = info
+    lo, hi = own
     try:
-        Xb = np.asarray(Xb)
-        Yb = np.asarray(Yb)
+        Xp = np.asarray(Xp)
+        Yp = np.asarray(Yp)
+        rows = np.arange(ra, ra + Xp.shape[0]) if mask is None else ra + np.flatnonzero(mask)
         if mask is not None:
-            Xb, Yb = Xb[mask], Yb[mask]
+            Xp, Yp = Xp[mask], Yp[mask]
+        Yp = Yp.reshape(len(Yp), -1)
+        bad_y = ~np.isfinite(Yp[lo:hi]).all(axis=1)
+        if bad_y.any():
+            raise ValueError(f"y contains NaN or infinity (first in row "
+                             f"{rows[lo + np.flatnonzero(bad_y)[0]]} of y)")
+        Xp = _finite_rows(Xp, lo, hi, 0, rows)
         out = RidgeStats()
-        if Xb.shape[0] == 0:
-            return out
-        if feats is None:
-            Xb = np.asarray(Xb, dtype=np.float64)
-            if not np.isfinite(Xb).all():
-                raise ValueError("Input X contains NaN or infinity")
-        if not np.isfinite(Yb).all():
-            raise ValueError("y contains NaN or infinity")
-        Yb = Yb.reshape(len(Yb), -1)
+        cs = int(model.chunk_size)
         with blas_limit(1):
-            for sl in model._chunks(Xb.shape[0]):
-                r = model._chunk_stats(feats, Xb, Yb, sl, path)
+            for t0 in range(0, Xp.shape[0], cs):
+                t1 = min(Xp.shape[0], t0 + cs)
+                k0, k1 = max(lo, t0), min(hi, t1)
+                if k0 >= k1:
+                    continue
+                r = _chunk_stats(model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0],
+                                 Yp[k0:k1], path)
                 if path is not None:
                     out.partial_add(r[:5], r[5])
                 else:
                     out.partial_add(r)
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return out
+
+
+def _chunk_stats(model, Z, Yc, path):
+    """``model._chunk_stats`` for features ``Z`` already computed: [ZᵀZ, ZᵀY, Σz, ΣY, rows]
+    (+ the summed validation score of every alpha of ``path``)."""
+    G, Z = model._chunk_gram(Z)
+    out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0), len(Yc)]
+    if path is not None:
+        Wf, b = path
+        L, K = b.shape
+        P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+        out.append(np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc))
     return out
 
 
@@ -455,7 +490,9 @@ def _as_dask_y(y, X, who):
     return y.rechunk((X.chunks[0],) + tuple((s,) for s in y.shape[1:]))
 
 
-def _reduce(model, feats, X, Y, masks, path, who):
+def _reduce(model, feats, X, Y, mask, path, who):
+    """Tree-reduced RidgeStats of the rows ``mask`` (None: all) of ``X``, ``Y``, computed on the
+    workers; each block featurises the chunks of the in-memory fit that hold its rows."""
     dask, _ = _import_dask()
     from randfeat._parallel import blas_limit
 
@@ -463,16 +500,28 @@ def _reduce(model, feats, X, Y, masks, path, who):
     model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
     model.__dict__["features_"] = feats  # the caller's model is untouched until the end
     model_d = dask.delayed(model, pure=True, traverse=False)
-    feats_d = dask.delayed(feats, pure=True, traverse=False)
     path_d = None if path is None else dask.delayed(path, pure=True, traverse=False)
+    cs = int(model.chunk_size)
+    if mask is None:
+        n_sel, idx, cum = X.shape[0], None, None
+    else:
+        idx = np.flatnonzero(mask)  # original row of every selected row
+        n_sel = idx.size
+        cum = np.concatenate([[0], np.cumsum([np.count_nonzero(mask[a:b]) for a, b in bounds])])
     parts = []
     for i, (a, b) in enumerate(bounds):
-        m = None if masks is None else masks[i]
-        if m is not None and not m.any():
+        lo, hi = (a, b) if mask is None else (int(cum[i]), int(cum[i + 1]))  # subset rows
+        if lo == hi:
             continue
+        A, B = (lo // cs) * cs, min(n_sel, -(-hi // cs) * cs)  # whole chunks of the subset
+        ra, rb = (A, B) if idx is None else (int(idx[A]), int(idx[B - 1]) + 1)
+        if (ra, rb) == (a, b):
+            Xp, Yp = X.blocks[i], Y.blocks[i]
+        else:
+            Xp, Yp = X[ra:rb], Y[ra:rb]
+        m = None if mask is None else mask[ra:rb]
         parts.append(dask.delayed(_block_stats, pure=True)(
-            model_d, feats_d, X.blocks[i], Y.blocks[i], m, path_d,
-            (who, i, len(bounds), a, b)))
+            model_d, Xp, Yp, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
     with blas_limit(1):  # local threaded scheduler: single-threaded BLAS in every task
         (res,) = dask.compute(tree_reduce(parts))
     return res
@@ -543,7 +592,6 @@ def fit_ridge(model, X, y):
             Y = Y[:, None]
     n = X.shape[0]
     K = Y.shape[1]
-    bounds = _block_bounds(X.chunks[0])
     # validation split: the in-memory one
     if alphas.size > 1:
         if n < 2:
@@ -555,18 +603,17 @@ def fit_ridge(model, X, y):
         is_val = np.zeros(n, dtype=bool)
         is_val[perm[:n_val]] = True
         del perm
-        val_masks = [is_val[a:b] for a, b in bounds]
-        tr_masks = [~m for m in val_masks]
+        tr_mask, val_mask = ~is_val, is_val
     else:
-        tr_masks, val_masks, n_val = None, None, 0
-    train = _reduce(model, feats, X, Y, tr_masks, None, who)
+        tr_mask, val_mask, n_val = None, None, 0
+    train = _reduce(model, feats, X, Y, tr_mask, None, who)
     stats = train.stats
     validation_scores = None
-    if val_masks is not None:
+    if val_mask is not None:
         W, b = model._solve_path(stats, alphas)
         L = len(alphas)
         Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-        val = _reduce(model, feats, X, Y, val_masks, (Wf, b), who)
+        val = _reduce(model, feats, X, Y, val_mask, (Wf, b), who)
         validation_scores = val.scores / n_val
         best = model._best(validation_scores)
         stats = [s + v for s, v in zip(stats, val.stats, strict=True)]

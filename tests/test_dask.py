@@ -184,10 +184,13 @@ def _within(a, b, bound):
     return np.linalg.norm(a - b) <= bound * np.linalg.norm(b)
 
 
-@pytest.mark.parametrize("chunks", [5000, (1000, 3000, 1000), 333])
-@pytest.mark.parametrize("k", [None, 2])
-def test_ridge_equals_in_memory_fit(client, global_random_seed, chunks, k):
+@pytest.mark.parametrize("chunks, k, dtype", [
+    (5000, None, np.float64), ((1000, 3000, 1000), None, np.float64), (333, None, np.float64),
+    (5000, 2, np.float64), (333, 2, np.float64),
+    (4096, None, np.float32), (333, None, np.float32), ((2500, 1, 2499), 2, np.float32)])
+def test_ridge_equals_in_memory_fit(client, global_random_seed, chunks, k, dtype):
     X, y = _data(global_random_seed, k=k)
+    X = X.astype(dtype)  # float32: float32 features (their rounding must match in-memory too)
     feats = RandomFourierFeatures(64, sigma=1.5, random_state=global_random_seed)
     mem = RandomFeatureRidge(feats, alphas=1e-3).fit(X, y)
     Xd = da.from_array(X, chunks=(chunks, -1))
@@ -218,7 +221,10 @@ def test_ridge_alpha_path_and_passthrough(client, global_random_seed):
     kw = dict(alphas=np.logspace(-6, 0, 7), random_state=global_random_seed)
     feats = Fastfood(64, sigma=1.5, random_state=global_random_seed)
     mem = RandomFeatureRidge(feats, **kw).fit(X, y)
-    for chunks in (5000, 900):
+    for chunks, dtype in ((5000, np.float64), (900, np.float64), (1234, np.float32)):
+        if dtype is np.float32:
+            X = X.astype(np.float32)
+            mem = RandomFeatureRidge(feats, **kw).fit(X, y)
         dk = RandomFeatureRidge(feats, **kw).fit(da.from_array(X, chunks=(chunks, -1)), y)
         assert dk.alpha_ == mem.alpha_
         np.testing.assert_allclose(dk.validation_scores_, mem.validation_scores_, rtol=1e-9)
