@@ -57,7 +57,9 @@ every feature value is bit-identical to the in-memory one, in float32 too.  Only
 the float64 sums differs, so the fitted model equals the in-memory fit on the same data up to
 summation order: :math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` with
 :math:`\kappa` the condition number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64
-epsilon (tested for several chunkings, float32 and float64).  Blocks whose row counts are
+epsilon, and :math:`|b_{dask} - b| \le 100\,\varepsilon\,\kappa\,(|b| + \|\bar z\|\,\|w\|)` for
+the intercept :math:`b = \bar y - \bar z^\top w` (tested for several chunkings, float32 and
+float64).  Blocks whose row counts are
 multiples of ``chunk_size`` (single alpha) read no neighbour rows.  For a fixed chunking the model
 is bit-identical from run to run and whatever the scheduler or number of workers (the reduction
 tree depends on the chunks only, and BLAS runs single-threaded in every task).
