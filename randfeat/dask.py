@@ -36,7 +36,10 @@ occupied in the block, plus the rows holding each feature's minimum and maximum.
 then fitted in memory on all representative rows, in their global row order.  That set contains
 the first occurrence in ``X`` of every occupied cell (in order) and the training range of every
 coordinate, which are all the exact fit reads, so the fitted map equals the in-memory
-``fit(X.compute())`` (same columns, same order).  The client holds the representatives: at most
+``fit(X.compute())`` (same columns, same order).  The grids are drawn once per block and once
+more for the final fit, identically: with ``random_state=None`` the fit therefore draws a fresh
+``numpy.random.SeedSequence`` and sets ``random_state`` to it (the one parameter a dask fit
+changes; refitting with it reproduces the map).  The client holds the representatives: at most
 ``n_columns_ + 2 d`` rows per block in the worst case (every row its own cell), usually far fewer.
 
 Ridge
@@ -344,13 +347,8 @@ def _fit_binning_exact(est, X, who):
     rows = np.concatenate([p[1] for p in parts])
     order = np.argsort(idx, kind="stable")  # blocks come in order; keep it explicit
     rows = rows[order]
-    if rs is None:  # the grids were drawn from `frozen`: fit with it, then restore None
+    if rs is None:  # the blocks' grids were drawn from `frozen`: the final fit draws them again
         est.random_state = frozen
-        try:
-            est.fit(rows)
-        finally:
-            est.random_state = None
-        return est
     return est.fit(rows)
 
 
