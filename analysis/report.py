@@ -3,38 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 
-import numpy as np
+from analysis import repro
+from analysis.repro import to_jsonable
 
-__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep"]
-
-
-def to_jsonable(obj):
-    """Recursively convert numpy scalars/arrays and non-finite floats to JSON-safe values."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    return obj
+__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep", "needed_size_table"]
 
 
 def write_json(path, meta, records):
-    with open(path, "w") as fh:
-        json.dump(to_jsonable({"meta": meta, "checks": records}), fh, indent=1)
+    repro.write_json(path, {"meta": meta, "checks": records})
 
 
 def _fmt(x):
@@ -85,18 +62,21 @@ def write_markdown(path, meta, records, checks):
         "Verdicts: **pass** = no comparison rejected at the stated family false-alarm rate; "
         "**fail** = a claim is contradicted by the data at that rate; **vacuous** = the bound is "
         ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
-        "quantity / what the bound allows (1 = the bound is attained; claim1/claim2: "
-        "D_emp/D_bound, hoeffding: eps_emp/eps_bound, fastfood_variance: Var/bound, "
-        "fastfood_concentration: quantile/threshold).",
+        "quantity / what the bound allows (1 = the bound is attained); its meaning per check:",
         "",
-        "| check | verdict | key statistic | tightness | false-alarm rate | time (s) |",
-        "|---|---|---|---|---|---|",
+        *[f"- {r['name']}: {r['tightness_meaning']}" for r in records
+          if r.get("tightness_meaning")],
+        "",
+        "| check | verdict | key statistic | tightness | detects (power >= 0.9) "
+        "| false-alarm rate | time (s) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in records:
         t = r["tightness"]
         summ = r["summary"].replace("|", "\\|")
+        pw = (r.get("power") or "-").replace("|", "\\|")
         lines.append(f"| [{r['name']}](#{r['name']}) | **{r['verdict']}** | {summ} | "
-                     f"{'-' if t is None else _fmt(t)} | {r['false_alarm']:g} | "
+                     f"{'-' if t is None else _fmt(t)} | {pw} | {r['false_alarm']:g} | "
                      f"{r['runtime_s']:.1f}{' (cached)' if r['cached'] else ''} |")
     lines.append("")
     for r in records:
@@ -115,12 +95,17 @@ def write_markdown(path, meta, records, checks):
             f"*False alarms.* Family false-alarm rate {mod.ALPHA:g} for the whole check, "
             "split over its comparisons by Bonferroni.",
             "",
-            "*Parameters* (" + meta["mode"] + "): `" +
-            json.dumps(to_jsonable(r["params_brief"]))[:600] + "`",
+            f"*Parameters* ({meta['mode']}):",
+            "",
+            "```json",
+            json.dumps(to_jsonable(r["params_brief"]), sort_keys=False),
+            "```",
             "",
             f"*Result.* {r['summary']}",
             "",
         ]
+        if r.get("power"):
+            lines += [f"*Power.* {r['power']}", ""]
         stat = {k: v for k, v in r["statistic"].items() if not isinstance(v, (list, dict))
                 or len(v) <= 6}
         if stat:
@@ -133,14 +118,12 @@ def write_markdown(path, meta, records, checks):
         if r.get("notes"):
             lines.append("")
         lines += [f"![{r['name']}]({r['figure']})", ""]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines))
+    repro.atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def write_sweep(path_md, path_json, meta, table):
     """table: {check: {seed: verdict}}."""
-    with open(path_json, "w") as fh:
-        json.dump(to_jsonable({"meta": meta, "verdicts": table}), fh, indent=1)
+    repro.write_json(path_json, {"meta": meta, "verdicts": table})
     seeds = sorted({s for v in table.values() for s in v}) or [None]
     lines = ["# Seed sweep" + ("" if meta.get("complete", True) else " (IN PROGRESS / INCOMPLETE)"),
              "", f"Command: `{meta['command']}`; mode {meta['mode']}; "
@@ -152,5 +135,4 @@ def write_sweep(path_md, path_json, meta, table):
         bad = [str(s) for s, x in v.items() if x == "fail"]
         lines.append(f"| {name} ({len(vals)} seeds) | {vals.count('pass')} | "
                      f"{vals.count('vacuous')} | {vals.count('fail')} | {', '.join(bad) or '-'} |")
-    with open(path_md, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    repro.atomic_write_text(path_md, "\n".join(lines) + "\n")

@@ -171,8 +171,7 @@ def verdict(res):
                 table=table, notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v):
     fig, axes = plots.figure(ncols=2, width=5.5)
     ax, bx = axes
     for i, k in enumerate(res["kernels"]):

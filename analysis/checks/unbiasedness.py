@@ -131,8 +131,7 @@ def verdict(res):
                 table=table, notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v):
     n = len(res["maps"])
     fig, axes = plots.figure(ncols=2, width=5.5)
     ax, az = axes

@@ -173,8 +173,7 @@ def verdict(res):
                 tightness=None, summary=summary, table=table, notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v):
     fig, axes = plots.figure(ncols=2, width=5.5)
     ax, bx = axes
     zc = stats.z_threshold(v["statistic"]["per_comparison_level"])
