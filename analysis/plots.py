@@ -38,14 +38,21 @@ def band(ax, x, lo, hi, color, alpha=0.2, **kw):
     ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, **kw)
 
 
-def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7):
+def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7, ncol=1,
+           outside=False):
+    """Labels, title, grid and legend.  ``outside``: the legend right of the axes, never over
+    the data (for long legends)."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=fontsize, loc=loc)
+        if outside:
+            ax.legend(fontsize=fontsize, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                      ncol=ncol, frameon=False)
+        else:
+            ax.legend(fontsize=fontsize, loc=loc, ncol=ncol)
 
 
 def needed_vs_eps(ax, settings, rows, *, emp_key, bound_key, bound_label, ylabel, title):

@@ -115,21 +115,30 @@ def verdict(res):
 def plot(res, v):
     a = np.asarray(res["radii"])
     fig, axes = plots.figure(ncols=2, width=5.6)
+    fig.set_size_inches(13.5, 4.0)
     ax, bx = axes
-    i = 0
+    # colour = delta, marker = d; the legend names each once (not one entry per line)
+    deltas = sorted({r["delta"] for b in res["blocks"] for r in b["rows"]}, reverse=True)
+    dims = sorted({b["d"] for b in res["blocks"]})
+    cols = dict(zip(deltas, plots.colors(len(deltas)), strict=True))
+    marks = dict(zip(dims, "osD^v<>", strict=False))
     for b in res["blocks"]:
         if not b["theorem"]:
             continue
         for r in b["rows"]:
-            c = plots.COLORS[i % len(plots.COLORS)]
-            i += 1
-            ax.plot(a, r["quantile"], "o-", color=c, ms=3,
-                    label=f"d={b['d']}, empirical {1 - 2 * r['delta']:.3g}-quantile")
-            ax.plot(a, r["threshold"], "--", color=c, lw=1.2, label="Thm 6 threshold, "
-                                                                    f"delta={r['delta']:g}")
+            c = cols[r["delta"]]
+            ax.plot(a, r["quantile"], "-", marker=marks[b["d"]], color=c, ms=3)
+            ax.plot(a, r["threshold"], "--", marker=marks[b["d"]], mfc="none", color=c, lw=1.0,
+                    ms=3)
+    for dl in deltas:
+        ax.plot([], [], "-", color=cols[dl], lw=3, label=f"delta = {dl:g}")
+    for dd in dims:
+        ax.plot([], [], marks[dd], color="k", ms=4, ls="none", label=f"d = {dd}")
+    ax.plot([], [], "k-", label="empirical (1 - 2 delta)-quantile")
+    ax.plot([], [], "k--", label="Thm 6 threshold t(delta)")
     ax.set_yscale("log")
     plots.finish(ax, "||x - x'|| / sigma (dimensionless)", "|k-hat - k| (kernel units)",
-                 "no-S block (the theorem's V')", fontsize=5)
+                 "no-S block (the theorem's V')", fontsize=6, outside=True)
     for j, b in enumerate(res["blocks"]):
         c = plots.COLORS[j % len(plots.COLORS)]
         dl = [r["delta"] for r in b["rows"]]
@@ -139,6 +148,6 @@ def plot(res, v):
     bx.set_xscale("log")
     bx.set_yscale("log")
     plots.finish(bx, "delta (probability)", "median over ||v|| of quantile / threshold",
-                 "tightness of Theorem 6", fontsize=6)
+                 "tightness of Theorem 6", fontsize=6, outside=True)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

@@ -144,22 +144,32 @@ def verdict(res):
 def plot(res, v):
     R = res["R"]
     fig, axes = plots.figure(ncols=len(res["maps"]) + 1, width=4.2)
+    floor = 0.5 / R  # where an empirical tail of 0 (no exceedance in R fits) is drawn
     for ax, mp in zip(axes, res["maps"], strict=False):
         for j, s in enumerate(mp["sizes"]):
             c = plots.COLORS[j % len(plots.COLORS)]
             eps = np.asarray(s["eps"])
             cnt = np.asarray(s["count"])
             lo, hi = stats.clopper_pearson(cnt, R, 0.05)
-            ph = np.maximum(cnt / R, 0.5 / R)
-            ax.plot(eps, ph, "o-", ms=3, color=c, label=f"empirical, size {s['size']}")
-            plots.band(ax, eps, np.maximum(lo, 0.5 / R), hi, c)
+            ph = np.where(cnt > 0, cnt / R, floor)
+            pos = cnt > 0
+            ax.plot(eps[pos], ph[pos], "o-", ms=3, color=c, label=f"empirical, size {s['size']}")
+            ax.plot(eps[~pos], ph[~pos], "v", ms=4, mfc="none", color=c)
+            plots.band(ax, eps, np.maximum(lo, floor), hi, c)
             ax.plot(eps, np.minimum(s["bound"], 2), "--", color=c, lw=1.2)
             ax.plot(eps, np.minimum(s["bernstein"], 2), ":", color=c, lw=1.2)
+        ax.axhline(floor, color="gray", lw=0.8, ls="-.",
+                   label=f"none of {R} observed (drawn at 0.5/R = {floor:.1e}, open triangles)")
+        ax.plot([], [], "k--", lw=1.2, label="Hoeffding bound")
+        ax.plot([], [], "k:", lw=1.2, label="Bernstein bound")
         ax.set_yscale("log")
         ax.set_xscale("log")
         ax.set_ylim(0.3 / R, 2.5)
-        plots.finish(ax, "eps (kernel units)", "P(|k-hat - k| >= eps)",
-                     f"{mp['label']}: dashed Hoeffding, dotted Bernstein", fontsize=6)
+        plots.finish(ax, "eps (kernel units)", "P(|k-hat - k| >= eps) (95% CP band)",
+                     mp["label"], legend=False)
+    # one legend for the three tail panels, below them (never over the data)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=7,
+               fontsize=7, frameon=False)
     ax = axes[-1]
     for i, mp in enumerate(res["maps"]):
         c = plots.COLORS[i]
@@ -173,8 +183,9 @@ def plot(res, v):
         plots.band(ax, sz, lo, hi, c)
     ax.axhline(1.0, label="bound is tight", **plots.BOUND_STYLE)
     ax.set_xscale("log")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, 1.45)
     plots.finish(ax, "D (frequencies / features) or P (grids)",
-                 "eps_emp(0.95) / eps_bound(0.05)", "tightness ratio", fontsize=6)
+                 "eps_emp(0.95) / eps_bound(0.05)", "tightness ratio (band: 95% CI, Hoeffding)",
+                 fontsize=6, loc="upper left", ncol=2)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

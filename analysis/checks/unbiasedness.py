@@ -133,23 +133,28 @@ def verdict(res):
 
 def plot(res, v):
     n = len(res["maps"])
+    cols = plots.colors(n)
+    marks = {"rff": "o", "fastfood": "s", "binning": "^"}
     fig, axes = plots.figure(ncols=2, width=5.5)
+    fig.set_size_inches(13.0, 4.2)
     ax, az = axes
     radii = np.asarray(res["radii"])
     for i, r in enumerate(res["maps"]):
-        c = plots.COLORS[i % len(plots.COLORS)]
+        c = cols[i]
+        mk = marks.get(r["spec"]["family"], "o")
         bias = np.asarray(r["mean"]) - np.asarray(r["k"])
         se = np.asarray(r["se"])
         ax.errorbar(radii * (1 + 0.012 * (i - n / 2)), bias,
-                    yerr=v["statistic"]["z_threshold"] * se, fmt="o-", ms=3, color=c,
-                    label=r["label"], lw=0.8, capsize=2)
-        az.plot(radii, np.abs(r["z"]), "o-", ms=3, color=c, lw=0.8)
+                    yerr=v["statistic"]["z_threshold"] * se, fmt=mk + "-", ms=3, color=c,
+                    lw=0.8, capsize=2)
+        az.plot(radii, np.abs(r["z"]), mk + "-", ms=3, color=c, lw=0.8, label=r["label"])
     ax.axhline(0, **plots.BOUND_STYLE)
     plots.finish(ax, "||Delta|| / sigma (dimensionless)", "mean k-hat - k (kernel units)",
-                 f"bias, bars = ±z* se (R = {res['R']})", fontsize=6)
+                 f"bias, bars = ±z* se (R = {res['R']}); maps as in the legend on the right",
+                 legend=False)
     az.axhline(v["statistic"]["z_threshold"], label="Bonferroni threshold z*", **plots.BOUND_STYLE)
     az.set_yscale("symlog", linthresh=1)
-    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)", "|z| per "
-                                                                                   "comparison")
+    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)",
+                 "|z| per comparison", fontsize=7, outside=True)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
