@@ -23,7 +23,7 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from analysis import CHECKS
+from analysis.checks import CHECKS
 from analysis.montecarlo import parse_seeds
 from analysis.report import write_json, write_markdown, write_sweep
 from analysis.repro import ResultCache, code_hash, from_jsonable, to_jsonable

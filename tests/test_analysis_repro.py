@@ -14,9 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import analysis
 from analysis import montecarlo as mc
 from analysis import repro
-from analysis.checks import CHECKS, ContractError, load, validate_module, validate_verdict
+from analysis.checks import (
+    CHECKS,
+    ContractError,
+    ContractWarning,
+    load,
+    validate_module,
+    validate_verdict,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -263,5 +271,42 @@ def test_contract_violations_are_named():
     with pytest.raises(ContractError, match="'verdict' must be one of"):
         validate_verdict(good, dict(verdict="ok", statistic={}, tightness=None, summary=""))
     lemma = load("lemma1")  # states no TIGHTNESS
-    with pytest.raises(ContractError, match="no TIGHTNESS"):
+    with pytest.warns(ContractWarning, match="no TIGHTNESS"):
         validate_verdict(lemma, dict(verdict="pass", statistic={}, tightness=0.5, summary=""))
+
+
+def test_a_check_written_to_the_first_contract_still_runs(tmp_path, monkeypatch):
+    """A module as written against the first contract (listed or not in analysis.CHECKS,
+    one-argument plot, tightness without TIGHTNESS) is discovered, validated and plotted, with
+    warnings only."""
+    import analysis.checks as checks
+
+    src = (
+        "import numpy as np\n"
+        "from analysis import montecarlo as mc, plots\n"
+        "NAME = 'oldstyle'\nTITLE = 't'\nCLAIM = 'c'\nSOURCE = 's'\nDESIGN = 'd'\n"
+        "ALPHA = 1e-3\nPARAMS = {m: {'R': 4} for m in ('smoke', 'quick', 'full')}\n"
+        "def run(params, seed, progress=None):\n"
+        "    ss = mc.seed_sequences(seed, NAME, n=params['R'])\n"
+        "    x = [np.random.default_rng(mc.random_state_of(s)).random() for s in ss]\n"
+        "    return {'x': x}\n"
+        "def verdict(res):\n"
+        "    return dict(verdict='pass', statistic={'n': len(res['x'])}, tightness=0.5,\n"
+        "                summary='ok', table='', notes=[])\n"
+        "def plot(res):\n"
+        "    fig, ax = plots.figure()\n"
+        "    return fig\n")
+    pkg = tmp_path / "analysis_checks_extra"
+    pkg.mkdir()
+    (pkg / "oldstyle.py").write_text(src)
+    monkeypatch.setattr(checks, "__path__", list(checks.__path__) + [str(pkg)])
+    names = checks.discover()
+    assert names[:len(analysis.CHECKS)] == analysis.CHECKS and "oldstyle" in names
+    monkeypatch.setattr(checks, "CHECKS", names)
+    mod = checks.load("oldstyle")
+    res = mod.run(mod.PARAMS["quick"], 0)
+    with pytest.warns(ContractWarning):
+        v = validate_verdict(mod, mod.verdict(res))
+    with pytest.warns(DeprecationWarning):
+        fig = checks.plot(mod, res, v)
+    assert fig is not None

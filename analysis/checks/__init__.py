@@ -1,4 +1,5 @@
-"""The checks: one module per check under ``analysis/checks/``, found by name (no list to edit).
+"""The checks: one module per check under ``analysis/checks/``, found by name (listing it in
+``analysis.CHECKS`` only fixes its place in the report).
 
 The contract (validated by :func:`load`; adding a check touches only its module, its tests and
 the README)
@@ -13,7 +14,8 @@ Module attributes
 ``PARAMS``     {"smoke": {...}, "quick": {...}, "full": {...}} — the parameter grids
 ``COST``       optional number (default 1), relative run time used to schedule ``--jobs``
 ``TIGHTNESS``  optional str: what the verdict's ``tightness`` number means ("D_emp / D_bound",
-               1 = bound attained).  Required as soon as ``verdict`` returns a tightness.
+               1 = bound attained).  Expected as soon as ``verdict`` returns a tightness (a
+               :class:`ContractWarning` otherwise; the report then prints no meaning).
 
 Functions
 
@@ -27,6 +29,12 @@ Functions
 ``plot(result, verdict) -> matplotlib.figure.Figure``
     draws from the result and the verdict dict (no recomputation).  A one-argument
     ``plot(result)`` (the contract before this change) is still accepted, with a warning.
+
+Changes from the first contract (a module written to it still runs, with warnings):
+``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``; ``summary``
+is required; ``power`` optional; the module is validated on load (:class:`ContractError` naming
+every problem); ``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
+``montecarlo.replicate`` rejects repeated seeds and all-identical replicates.
 """
 
 from __future__ import annotations
@@ -36,25 +44,29 @@ import inspect
 import numbers
 import pkgutil
 import warnings
-from pathlib import Path
+
+from analysis import CHECKS as _LISTED
 
 __all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "plot",
-           "ContractError", "VERDICTS"]
+           "ContractError", "ContractWarning", "VERDICTS"]
 
 VERDICTS = ("pass", "fail", "vacuous")
 MODES = ("smoke", "quick", "full")
-#: the report order of the original checks; any other module follows, alphabetically
-_ORDER = ["unbiasedness", "variance", "hoeffding", "claim1", "claim2", "lemma1",
-          "fastfood_variance", "fastfood_concentration"]
+#: the report order (``analysis.CHECKS``); any module not listed there follows, alphabetically
+_ORDER = list(_LISTED)
 
 
 class ContractError(TypeError):
     """A check module or its verdict does not follow the contract above."""
 
 
+class ContractWarning(UserWarning):
+    """A check module follows the contract only loosely (e.g. a tightness without a meaning)."""
+
+
 def discover() -> list:
     """Names of the check modules in this folder (no leading underscore), in report order."""
-    names = [m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])
+    names = [m.name for m in pkgutil.iter_modules(__path__)
              if not m.name.startswith("_") and not m.ispkg]
     known = [n for n in _ORDER if n in names]
     return known + sorted(n for n in names if n not in _ORDER)
@@ -114,7 +126,8 @@ def validate_verdict(mod, v) -> dict:
         if not isinstance(t, numbers.Real):
             errs.append(f"'tightness' must be a number or None, got {t!r}")
         if not getattr(mod, "TIGHTNESS", None):
-            errs.append("a tightness is returned but the module states no TIGHTNESS meaning")
+            warnings.warn(f"{mod.NAME}.verdict() returns a tightness but the module states no "
+                          "TIGHTNESS (what the number means)", ContractWarning, stacklevel=2)
     if errs:
         raise ContractError(f"{mod.NAME}.verdict(): " + "; ".join(errs))
     return v
