@@ -216,3 +216,15 @@ def variance_limits(samples, level, *, axis=0):
     lo = s2 * nu / _st.chi2.isf(level, nu)
     hi = s2 * nu / _st.chi2.ppf(level, nu)
     return lo, s2, hi
+
+
+def variance_detectable_ratio(nu, level, *, two_sided=True, power=0.9):
+    """The smallest true ratios Var / v0 (above, below 1) that the scaled chi-square variance test
+    with ``nu`` degrees of freedom rejects with probability >= ``power`` at ``level`` (each tail
+    at level/2 when ``two_sided``).  Under a true ratio rho, s^2/v0 ~ rho chi2_nu / nu: the test
+    rejects above when rho chi2_nu > chi2_isf(l, nu), with probability >= power iff
+    rho >= chi2_isf(l, nu) / chi2_ppf(1 - power, nu).  Returns (up, down), up > 1 > down."""
+    lv = level / 2 if two_sided else level
+    up = _st.chi2.isf(lv, nu) / _st.chi2.ppf(1 - power, nu)
+    down = _st.chi2.ppf(lv, nu) / _st.chi2.isf(1 - power, nu)
+    return float(up), float(down)
