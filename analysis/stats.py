@@ -228,3 +228,21 @@ def variance_detectable_ratio(nu, level, *, two_sided=True, power=0.9):
     up = _st.chi2.isf(lv, nu) / _st.chi2.ppf(1 - power, nu)
     down = _st.chi2.ppf(lv, nu) / _st.chi2.isf(1 - power, nu)
     return float(up), float(down)
+
+
+def binomial_detectable_ratio(p0, n, level, *, power=0.9):
+    """Power of the exceedance test "Clopper-Pearson lower limit at ``level`` > p0" with n trials:
+    the smallest true probability p1 (returned as p1 / p0) whose count makes the test reject with
+    probability >= ``power``.  inf when even n exceedances out of n cannot reject."""
+    from scipy.optimize import brentq
+
+    ks = np.arange(n + 1)
+    lo = clopper_pearson_lower(ks, n, level)
+    ok = np.nonzero(lo > p0)[0]
+    if not ok.size:
+        return float("inf")
+    c = int(ok[0])                              # the smallest count that rejects
+    f = lambda p: _st.binom.sf(c - 1, n, p) - power  # noqa: E731  P(X >= c) - power
+    if f(1.0) < 0:
+        return float("inf")
+    return float(brentq(f, 1e-15, 1.0) / p0)

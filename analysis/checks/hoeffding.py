@@ -98,7 +98,7 @@ def verdict(res):
     fails, lines, notes = [], [], []
     n_nonvac = 0
     worst = 0.0  # max of CP lower / bound over non-vacuous comparisons
-    ratios = {}
+    ratios, cis = {}, {}
     for mp in res["maps"]:
         for s in mp["sizes"]:
             cnt = np.asarray(s["count"])
@@ -114,31 +114,47 @@ def verdict(res):
                 fails.append(f"{mp['label']} size {s['size']}")
             th = s["eps_emp"] / s["eps_hoeffding"]
             tb = s["eps_emp"] / s["eps_bernstein"]
+            ci = [x / s["eps_hoeffding"] for x in s.get("eps_emp_ci", [np.nan, np.nan])]
             ratios.setdefault(mp["label"], []).append(th)
+            cis.setdefault(mp["label"], []).append(ci)
             i = int(np.argmin(np.abs(bnd - 0.05))) if nv.any() else 0
-            lines.append(f"| {mp['label']} | {s['size']} | {th:.3f} | {tb:.3f} | "
+            lines.append(f"| {mp['label']} | {s['size']} | {th:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | "
+                         f"{tb:.3f} | "
                          f"{s['rmse']:.4f} / {s['rmse_theory']:.4f} | eps={s['eps'][i]:.3f}: "
                          f"p-hat {cnt[i] / R:.4f} (95% upper {up[i]:.4f}) vs bound {bnd[i]:.4f} | "
                          f"{'FAIL' if bad.any() else 'ok'} |")
-    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound | Bernstein | RMSE emp / "
-             "exact | example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound [95% CI] | Bernstein | RMSE "
+             "emp / exact | example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     mean_ratio = {k: float(np.mean(v)) for k, v in ratios.items()}
+    # the largest ratio (the size where the bound is tightest) with its order-statistic interval
+    max_ratio = {k: (float(np.max(v)), cis[k][int(np.argmax(v))]) for k, v in ratios.items()}
     paired = [v for k, v in mean_ratio.items() if "paired" in k]
     tight = paired[0] if paired else float(np.mean(list(mean_ratio.values())))
     verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")
     notes.append("Tightness ratios (mean over D): " + ", ".join(
         f"{k}: {v:.3f}" for k, v in mean_ratio.items()) + " — the Hoeffding eps at delta = 0.05 is "
         "1/ratio times the empirical 95% quantile.")
+    det = stats.binomial_detectable_ratio(0.05, R, level)
+    power = (f"a tail probability {det:.2f}x the bound where the bound is 0.05 (R = {R} fits, "
+             f"Clopper-Pearson at {level:.1e}); i.e. a Hoeffding bound too small by that factor "
+             "at delta = 0.05")
+    if fails:
+        head = (f"empirical tail ABOVE its bound (Clopper-Pearson lower limit > bound) for "
+                f"{', '.join(fails)}")
+    elif n_nonvac:
+        head = (f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons; largest "
+                f"CP lower limit / bound {worst:.2f})")
+    else:
+        head = "every bound >= 1 on the grid: nothing to contradict (vacuous)"
+    summary = (head + "; eps_emp/eps_Hoeffding at delta=0.05, max over sizes [95% CI]: " +
+               ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f} [{c[0]:.2f}, {c[1]:.2f}]"
+                         for k, (v, c) in max_ratio.items()))
     return dict(verdict=verdict_,
                 statistic={"tightness_by_map": mean_ratio, "max_cp_lower_over_bound": worst,
+                           "tightness_max_ci95": {k: [v, c] for k, (v, c) in max_ratio.items()},
                            "non_vacuous_comparisons": n_nonvac, "n_comparisons": m,
                            "per_comparison_level": level, "failed": fails},
-                tightness=tight,
-                summary=(f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons); "
-                         f"eps_emp/eps_Hoeffding at delta=0.05: " +
-                         ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f}"
-                                   for k, v in mean_ratio.items())),
-                table=table, notes=notes)
+                tightness=tight, summary=summary, table=table, notes=notes, power=power)
 
 
 def plot(res, v):
