@@ -6,7 +6,7 @@ Seams
 -----
 ``randfeat.Fastfood.fit``             wrapped: the fitted signs B, permutation Pi or G mutated
 ``analysis.maps.build``               bandwidth off by a factor
-``analysis.bounds.var_rff_paired``    a variance formula off by a factor
+``analysis.bounds.var_*``             a variance formula off by a factor
 ``analysis.montecarlo.random_state_of``  seeds reused / squeezed
 
 Each mutant's detection probability is ~1 at the designs below (effects of 1.9x-16x in variance
@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from analysis import bounds, maps
 from analysis import montecarlo as mc
-from analysis.checks import fastfood_variance, unbiasedness
+from analysis.checks import fastfood_variance, unbiasedness, variance
 
 # ---------------------------------------------------------------- Fastfood structure mutants
 
@@ -122,3 +123,42 @@ def test_identical_replicates_are_an_error(monkeypatch):
     params = dict(unbiasedness.PARAMS["smoke"], R=40)
     with pytest.raises(mc.DegenerateRunError, match="identical"):
         unbiasedness.run(params, 0)
+
+
+# ---------------------------------------------------------------- scaling and formula mutants
+
+
+def test_unbiasedness_fails_on_2_percent_bandwidth_error(monkeypatch, global_random_seed):
+    """sigma -> 1.02 sigma in the estimator (analysis.maps.build seam): the pooled design of the
+    quick parameters detects it (power statement: 1.2 % at probability 0.9; at 2 % the miss
+    probability is < 1e-6)."""
+    real_build = maps.build
+
+    def build(spec, size, rs, n_threads=1):
+        return real_build(dict(spec, sigma=spec.get("sigma", 1.0) * 1.02), size, rs, n_threads)
+
+    params = dict(unbiasedness.PARAMS["quick"],
+                  maps=[dict(family="rff", kernel="gaussian", features="paired")], R=50)
+    res = unbiasedness.run(params, global_random_seed)
+    assert unbiasedness.verdict(res)["verdict"] == "pass"           # control
+    monkeypatch.setattr(maps, "build", build)
+    res = unbiasedness.run(params, global_random_seed)
+    v = unbiasedness.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+
+
+@pytest.mark.parametrize("formula,spec", [
+    ("var_binning", dict(family="binning", kernel="laplacian")),
+    ("var_rff_paired", dict(family="rff", kernel="gaussian", features="paired"))])
+def test_variance_fails_on_10_percent_formula_error(monkeypatch, global_random_seed, formula,
+                                                    spec):
+    """A variance formula 10 % too high (analysis.bounds seam; e.g. binning's k(1 - k) -> 1.1
+    k(1 - k)): the variance check fails (pooled design: 4.6 % detectable at probability 0.9)."""
+    params = dict(variance.PARAMS["quick"], maps=[spec], cauchy1d=False, R=50, ff_R=50)
+    res = variance.run(params, global_random_seed)
+    assert variance.verdict(res)["verdict"] == "pass"               # control
+    real = getattr(bounds, formula)
+    monkeypatch.setattr(bounds, formula, lambda *a: 1.1 * real(*a))
+    res = variance.run(params, global_random_seed)
+    v = variance.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
