@@ -246,3 +246,29 @@ def binomial_detectable_ratio(p0, n, level, *, power=0.9):
     if f(1.0) < 0:
         return float("inf")
     return float(brentq(f, 1e-15, 1.0) / p0)
+
+
+def bootstrap_needed_size(grid, samples, eps, needed, *, q=0.95, n_boot=400, level=0.05,
+                          random_state=0):
+    """Percentile-bootstrap interval for the size needed for the q-quantile of the samples to
+    reach ``eps``: ``samples`` is a list (one array of replicate values per grid size),
+    resampled independently per size; ``needed(grid, quantiles, eps)`` returns the size (or None /
+    non-finite when the curve does not reach eps).  Returns (lo, hi) of the needed size (nan when
+    fewer than half of the resamples give a finite size)."""
+    rng = np.random.default_rng(random_state)
+    grid = np.asarray(grid, float)
+    qs = []
+    for s in samples:
+        s = np.asarray(s, float)
+        idx = rng.integers(0, s.size, size=(n_boot, s.size))
+        qs.append(np.quantile(s[idx], q, axis=1))
+    qs = np.array(qs).T                                        # (n_boot, n_sizes)
+    vals = []
+    for row in qs:
+        v = needed(grid, row, eps)
+        vals.append(v if v is not None and np.isfinite(v) else np.nan)
+    vals = np.asarray(vals, float)
+    if np.mean(np.isfinite(vals)) < 0.5:
+        return float("nan"), float("nan")
+    vals = vals[np.isfinite(vals)]
+    return float(np.quantile(vals, level / 2)), float(np.quantile(vals, 1 - level / 2))
