@@ -162,3 +162,19 @@ def test_variance_fails_on_10_percent_formula_error(monkeypatch, global_random_s
     res = variance.run(params, global_random_seed)
     v = variance.verdict(res)
     assert v["verdict"] == "fail", v["summary"]
+
+
+def test_fastfood_concentration_sees_but_cannot_flag_missing_B(monkeypatch):
+    """A documented hole: Theorem 6's threshold is ~10x the observed quantiles, so Fastfood
+    without B passes fastfood_concentration; its adversarial inputs do see the bug (the largest
+    quantile / threshold ratio more than doubles, from Hadamard-row inputs), and
+    fastfood_variance fails it (above).  Deterministic seed: this documents magnitudes."""
+    from analysis.checks import fastfood_concentration as fc
+
+    params = dict(fc.PARAMS["quick"], dims=[64], R=300)
+    ctrl = fc.verdict(fc.run(params, 0))
+    _patch_fit(monkeypatch, _no_B)
+    mut = fc.verdict(fc.run(params, 0))
+    assert ctrl["verdict"] == mut["verdict"] == "pass"
+    s0, s1 = ctrl["statistic"], mut["statistic"]
+    assert s1["max_quantile_over_threshold"] > 2 * s0["max_quantile_over_threshold"]
