@@ -9,17 +9,23 @@ parameters take O(n) memory.  The whole per-row pipeline runs in one compiled ke
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase
+from randfeat._base import RandomFeaturesBase, data_sigma
 from randfeat._lib import _fastfood
-from randfeat._validation import next_power_of_two
-from randfeat.kernels import BallSumKernel, ShiftInvariantKernel, get_kernel
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    next_power_of_two,
+)
+from randfeat.kernels import BallSumKernel, ShiftInvariantKernel
+from randfeat.kernels._registry import _canonical
 
 __all__ = ["Fastfood"]
 
@@ -84,14 +90,17 @@ class Fastfood(RandomFeaturesBase):
         ball of dimension ``d_padded_`` (LSS §3.4 "Matérn"); the approximated kernel is then the
         ball-sum kernel :math:`k_t` **of the padded dimension** (a power of a Bessel function, not
         the standard Matérn; THEORY §4.6), exposed as ``kernel_``.  Any other isotropic kernel of
-        :func:`randfeat.kernels.get_kernel` (e.g. ``"matern"``) or an isotropic kernel instance
-        uses its ``sample_radius``; an instance's own ``sigma`` is used as the bandwidth.
+        :func:`randfeat.kernels.get_kernel` (e.g. ``"matern"``; ``"rbf"`` is the Gaussian) or an
+        isotropic kernel instance uses its ``sample_radius``; an instance's own ``sigma`` is used
+        as the bandwidth (``sigma`` must then stay None).
         Non-isotropic kernels (``"laplacian"``, ``"cauchy"``) raise ValueError: Fastfood's rows
         have uniformly random directions, so it needs a spherically symmetric spectrum — use
         :class:`randfeat.RandomFourierFeatures` for those.
-    sigma : float, default=1.0
-        Bandwidth (length scale), k(Δ) = exp(-‖Δ‖² / (2σ²)) for the Gaussian kernel; scikit-learn's
-        ``gamma`` is 1 / (2σ²).
+    sigma : float, "scale", "median" or None, default=None
+        Bandwidth (length scale) of a kernel given by name (None: 1.0), k(Δ) = exp(-‖Δ‖² / (2σ²))
+        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  ``"scale"`` and
+        ``"median"`` choose it from X as in :class:`randfeat.RandomFourierFeatures`.  Must be
+        None with a kernel instance (it has its own; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     t : int, default=1
@@ -190,16 +199,16 @@ class Fastfood(RandomFeaturesBase):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernel": [str, ShiftInvariantKernel],
-        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
         "t": [Interval(Integral, 1, None, closed="left")],
         "radial": [callable, None],
         "projection": [StrOptions({"hadamard", "fft"})],
-        "random_state": "no_validation",
-        "n_threads": [Integral, None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_threads": N_THREADS_CONSTRAINT,
     }
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=1.0, features="paired",
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
                  t=1, radial=None, projection="hadamard", random_state=None, n_threads=None):
         self.n_components = n_components
         self.kernel = kernel
@@ -212,27 +221,20 @@ class Fastfood(RandomFeaturesBase):
         self.n_threads = n_threads
 
     # ------------------------------------------------------------------ fit
-    def _resolve_kernel(self, d):
+    def _fastfood_kernel(self, X, d):
         """(kernel_, sigma_) for the row-length law; raises for non-isotropic kernels."""
         if self.projection == "fft" or self.radial is not None:
-            return None, float(self.sigma)
-        kernel = self.kernel
-        if isinstance(kernel, str) and kernel.lower() in ("ballsum", "ball_sum", "ball-sum"):
-            return BallSumKernel(sigma=float(self.sigma), t=int(self.t), dim=d), float(self.sigma)
-        try:
-            k = get_kernel(kernel, sigma=float(self.sigma))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"Fastfood: unknown kernel={kernel!r} ({exc}); use 'gaussian', 'ballsum', an "
-                "isotropic kernel name of randfeat.kernels (e.g. 'matern') or an isotropic "
-                "ShiftInvariantKernel instance") from None
-        if not getattr(k, "isotropic", False):
-            raise ValueError(
-                f"Fastfood: kernel={kernel!r} has no spherically symmetric spectrum (isotropic="
-                f"{getattr(k, 'isotropic', None)}); Fastfood's rows have uniformly random "
-                "directions and only their lengths can be chosen, so it can only approximate "
-                "isotropic kernels (gaussian, matern, ballsum, or radial=...). Use "
-                "randfeat.RandomFourierFeatures for this kernel")
+            if isinstance(self.kernel, ShiftInvariantKernel):
+                sigma = self.kernel.sigma if self.sigma is None else self.sigma
+            else:
+                sigma = self.sigma
+            if isinstance(sigma, str):
+                return None, data_sigma(sigma, X)
+            return None, 1.0 if sigma is None else float(sigma)
+        params = {}
+        if isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum", "ball_sum"):
+            params = {"t": int(self.t), "dim": d}
+        k = self._resolve_kernel(X, "fastfood", **params)
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
                 f"Fastfood: the ball-sum kernel instance has dim={k.dim} but Fastfood samples in "
@@ -282,7 +284,7 @@ class Fastfood(RandomFeaturesBase):
         self.d_padded_ = d
         self.n_freq_ = n_freq
         self.n_blocks_ = n_blocks
-        self.kernel_, self.sigma_ = self._resolve_kernel(d)
+        self.kernel_, self.sigma_ = self._fastfood_kernel(X, d)
         rng = self._rng()
         # One random stream in float64 (identical for float32 and float64 fits), in this order.
         B = (2 * rng.integers(0, 2, size=(n_blocks, d), dtype=np.int8) - 1).astype(np.int8)
