@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -236,3 +238,17 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.sparse = bool(self._accept_sparse)
         return tags
+
+
+def _odd_paired(P, m, b):
+    r"""Odd paired width ``D = 2m - 1`` from the paired features ``P = s[cos(Vx) | sin(Vx)]`` of
+    ``m`` frequencies (``s = sqrt(2/D)``): the first ``m - 1`` pairs, then
+    ``s cos(w_m'x + b) = s cos(w_m'x) cos b - s sin(w_m'x) sin b`` (the phase-shifted feature of
+    the last frequency, ``b = offsets_[0]``)."""
+    n, h = P.shape[0], m - 1
+    out = np.empty((n, 2 * h + 1), dtype=P.dtype)
+    out[:, :h] = P[:, :h]
+    out[:, h:2 * h] = P[:, m:m + h]
+    b0 = float(b[0])
+    out[:, 2 * h] = P[:, h] * P.dtype.type(math.cos(b0)) - P[:, m + h] * P.dtype.type(math.sin(b0))
+    return out
