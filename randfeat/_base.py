@@ -214,6 +214,14 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         new["_fitted_keys"] = tuple(state)
         self.__dict__ = new
 
+    def __setstate__(self, state):
+        """Unpickling keeps the fitted arrays read-only (pickle does not keep the flag)."""
+        super().__setstate__(state)
+        for k in self.__dict__.get("_fitted_keys", ()):
+            v = self.__dict__.get(k)
+            if isinstance(v, np.ndarray) and v.flags.owndata:
+                v.flags.writeable = False
+
     def _fitted_state(self):
         """One consistent snapshot (the instance ``__dict__``) of a fitted estimator whose
         parameters are those it was fitted with; NotFittedError otherwise."""

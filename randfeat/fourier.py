@@ -180,9 +180,9 @@ class RandomFourierFeatures(RandomFeaturesBase):
     **Sparse input** (scipy.sparse CSR/CSC, or any format convertible to CSR): the projection
     is scipy's sparse × dense product (single-threaded, over the non-zeros only), followed by
     the same compiled cos/sin pass.  The output equals the dense input's up to the summation
-    order of the projections: per entry at most :math:`\gamma_{d+2}\sqrt{2/D}\,
-    \sum_k |x_k\,\omega_{jk}|` apart (:math:`\gamma_n = n\epsilon/(1 - n\epsilon)`, ε the unit
-    roundoff of the dtype), which is what the tests check.
+    order of the projections: per entry at most :math:`\sqrt{2/D}\,(2\gamma_d
+    \sum_k |x_k\,\omega_{jk}| + 8\epsilon)` apart (:math:`\gamma_d = d\epsilon/(1 - d\epsilon)`,
+    ε the unit roundoff of the dtype), which is what the tests check.
 
     **Parameters changed after fit.**  ``transform`` uses the fitted state only if the
     parameters (other than ``n_threads``) are those it was fitted with; after e.g.

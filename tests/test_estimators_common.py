@@ -218,6 +218,20 @@ def test_fitted_arrays_are_read_only_and_checked():
     np.testing.assert_array_equal(Fastfood(70, random_state=0).fit(X).transform(X), Z)
 
 
+@pytest.mark.parametrize("cls", ATOMIC)
+def test_pickle_keeps_the_fitted_arrays_read_only(cls):
+    import pickle
+
+    X = _X()
+    est = cls(9, random_state=0).fit(X)
+    est2 = pickle.loads(pickle.dumps(est))
+    for k in est2._fitted_keys:
+        v = getattr(est2, k)
+        if isinstance(v, np.ndarray):
+            assert not v.flags.writeable, k
+    np.testing.assert_array_equal(est2.transform(X), est.transform(X))
+
+
 def test_rff_fitted_arrays_checked():
     X = _X()
     r = RandomFourierFeatures(8, random_state=0).fit(X)
