@@ -95,11 +95,11 @@ def test_matches_numpy_reference(global_dtype):
         if features == "paired":
             ref = s * np.hstack([np.cos(P), np.sin(P)])
         else:
-            arg = P + rff.offsets_.astype(np.float64)
+            arg = P + rff.random_offset_.astype(np.float64)
             if global_dtype == np.float32:  # the small-argument float path adds in float
                 small = np.abs(P).max(axis=1) + 6.3 <= 8192
                 arg[small] = (P[small].astype(np.float32)
-                              + rff.offsets_).astype(np.float64)
+                              + rff.random_offset_).astype(np.float64)
             ref = s * np.cos(arg)
         # the blocked BLAS product may round P differently from numpy's by ~ulp(|P|), which
         # moves cos/sin by up to that much
