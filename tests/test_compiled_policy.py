@@ -189,3 +189,37 @@ def test_blas_dimension_guard():
     for m, d, ldo in ((2 ** 31, 10, 10), (10, 2 ** 31, 20), (2 ** 30, 10, 2 ** 31)):
         with pytest.raises(ValueError, match="exceed the BLAS's 32-bit dimensions"):
             _fourier.check_blas_dims("t", m, d, ldo)
+
+
+# --- concurrent transforms ------------------------------------------------------------------
+
+def test_concurrent_transforms_from_python_threads_are_bit_identical():
+    """Several Python threads transforming at once get the serial bits, and the BLAS thread
+    count is back to its value afterwards.  The shape is one where a 2-thread OpenBLAS gemm
+    rounds differently from a 1-thread one; the former non-counted limit let one thread's exit
+    restore 2 BLAS threads while another thread was still inside its transform."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 333)).astype(np.float32)
+    rffs = [RandomFourierFeatures(1400, random_state=s, n_threads=1).fit(X) for s in range(4)]
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+        ref = [r.transform(X) for r in rffs]
+        bad = []
+
+        def worker(k):
+            for _ in range(6):
+                if not np.array_equal(rffs[k].transform(X), ref[k]):
+                    bad.append(k)
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert not bad, f"threads {sorted(set(bad))} got different bits"
+    assert after == before
