@@ -409,11 +409,10 @@ class Fastfood(RandomFeaturesBase):
             off = None
         if off is None:
             off = np.empty(0, dtype=dtype)
-        n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
-        scratch = np.empty((n_threads, 2 * d), dtype=dtype)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch (None)
         n_bad = _KERNEL[dtype](
-            X, self.B_packed_, self.P_, G, S, off, out, scratch, d.bit_length() - 1,
-            1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, n_threads)
+            X, self.B_packed_, self.P_, G, S, off, out, None, d.bit_length() - 1,
+            1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, self._n_threads())
         self._check_projections(n_bad, X)
         return out
 
