@@ -66,6 +66,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _binning
 from randfeat._validation import (
@@ -485,6 +486,8 @@ default="laplacian"
         -------
         self : RandomBinningFeatures
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
         X = self._validate_X(X, reset=True)
         self._fit(X, store_assign=False)
         return self
@@ -492,6 +495,8 @@ default="laplacian"
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X).transform(X)
         X = self._validate_X(X, reset=True)
         assign = self._fit(X, store_assign=True)
         if assign is None:
@@ -534,6 +539,8 @@ default="laplacian"
             One entry :math:`1/\\sqrt{P}` per grid (exact mode: per grid whose cell was occupied
             in ``fit``; hashing mode: every grid), column indices sorted within rows.
         """
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         if self.hash_size is not None:

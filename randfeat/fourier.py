@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
@@ -270,6 +271,8 @@ class RandomFourierFeatures(RandomFeaturesBase):
         -------
         self : RandomFourierFeatures
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
@@ -323,6 +326,8 @@ class RandomFourierFeatures(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
         W, b, D, paired = self._checked_state(X)
         dt = X.dtype

@@ -61,6 +61,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._parallel import OrderedPool, blas_limit
 from randfeat._validation import N_THREADS_CONSTRAINT, check_n_threads, check_random_state
@@ -859,6 +860,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit_ridge(self, X, y)
         X, y = self._validate_fit_X(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(len(y), -1)
@@ -871,6 +874,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
 
     def predict(self, X):
         """Predict ``z(X) @ coef_ + intercept_`` (featurised chunk by chunk)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         out = self._decision(X)
         return out[:, 0] if np.ndim(self.coef_) == 1 else out
 
@@ -911,6 +916,8 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the feature map and one least-squares scorer per class (±1 targets)."""
+        if _dask.is_dask_array(X):
+            return _dask.fit_ridge(self, X, y)
         X, y = self._validate_fit_X(X, y)
         check_classification_targets(y)
         self._label_binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
@@ -925,11 +932,15 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
 
     def decision_function(self, X):
         """Least-squares scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
+        if _dask.is_dask_array(X):
+            return _dask.decision_function(self, X)
         out = self._decision(X)
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
         """Class of the positive score (binary) or of the largest score (one-vs-rest)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         s = self.decision_function(X)
         if s.ndim == 1:
             return self.classes_[(s > 0).astype(int)]
