@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
+from randfeat._sampling import SAMPLINGS, sample_frequencies
 from randfeat._validation import N_THREADS_CONSTRAINT
 from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
 
@@ -109,6 +110,17 @@ default "gaussian"
         kernel.
     features : {"paired", "phase"}, default "paired"
         Which real feature map (above).
+    sampling : {"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"}, \
+default "iid"
+        How the frequencies are drawn (see :mod:`randfeat._sampling`).  ``"iid"``: independent
+        draws from the spectral law (RR 2007).  ``"orthogonal"``: orthogonal random features
+        (Yu et al., NIPS 2016): :math:`W = \sigma^{-1} S Q`, Haar-orthogonal d x d blocks times
+        radii from the kernel's radial law; unbiased, lower variance; radial kernels only
+        (Gaussian, Matérn, ball-sum).  ``"orthogonal_unit"``: ORF', every row of length
+        :math:`\sqrt d/\sigma` (Gaussian kernel only; slightly biased, lower variance still).
+        ``"qmc_sobol"`` / ``"qmc_halton"``: scrambled Sobol' / Halton points through the inverse
+        CDF of the spectral law (Yang et al., ICML 2014); Gaussian, Laplacian, Cauchy, Matérn,
+        ball-sum with t = 1.  The phase offsets of ``features="phase"`` stay iid uniform.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
@@ -185,17 +197,19 @@ default "gaussian"
         "kernel": [StrOptions(set(KERNEL_NAMES)), ShiftInvariantKernel],
         "sigma": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "features": [StrOptions({"paired", "phase"})],
+        "sampling": [StrOptions(set(SAMPLINGS))],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
                          np.random.BitGenerator],
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=1.0, features="paired",
-                 random_state=None, n_threads=None):
+                 random_state=None, n_threads=None, sampling="iid"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
         self.features = features
+        self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
 
@@ -236,7 +250,8 @@ default "gaussian"
         d = X.shape[1]
         n_freq = self.n_components // 2 if self.features == "paired" else self.n_components
         rng = self._rng()
-        W = kernel.sample(n_freq, d, rng)  # float64, then cast: shared stream for f32/f64
+        # float64, then cast: shared stream for f32/f64
+        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling)
         self.kernel_ = kernel
         self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
         if self.features == "phase":
