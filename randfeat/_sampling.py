@@ -67,8 +67,8 @@ _QMC_OK = ("'gaussian', 'laplacian', 'cauchy', 'matern' and 'ballsum' with t=1 (
            "GaussianKernel, LaplacianKernel, CauchyKernel, MaternKernel, BallSumKernel(t=1))")
 
 
-def haar_orthogonal(d, rng):
-    r"""One Haar-distributed orthogonal ``d x d`` matrix (float64).
+def haar_orthogonal(d, rng, n_blocks=None):
+    r"""Haar-distributed orthogonal ``d x d`` matrices (float64).
 
     QR of a standard Gaussian matrix, :math:`G = QR`, then :math:`Q \leftarrow Q
     \operatorname{diag}(\operatorname{sign} R_{ii})`: without the sign correction LAPACK's
@@ -76,13 +76,17 @@ def haar_orthogonal(d, rng):
     non-Haar (F. Mezzadri, "How to generate random matrices from the classical compact
     groups", Notices AMS 54, 2007).  The QR runs on one BLAS thread, so the result does not
     depend on the machine's thread settings.
+
+    Returns one matrix of shape ``(d, d)``, or ``(n_blocks, d, d)`` independent ones (drawn
+    from one ``(n_blocks, d, d)`` Gaussian array, factorised as a stack).
     """
-    G = rng.standard_normal((d, d))
+    G = rng.standard_normal((1 if n_blocks is None else n_blocks, d, d))
     with blas_limit(1):
         Q, R = np.linalg.qr(G)
-    s = np.sign(np.diagonal(R))
+    s = np.sign(np.diagonal(R, axis1=1, axis2=2)).copy()
     s[s == 0] = 1.0
-    return Q * s[None, :]
+    Q *= s[:, None, :]
+    return Q[0] if n_blocks is None else Q
 
 
 def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
@@ -108,7 +112,7 @@ def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
 
     Notes
     -----
-    Random stream, in order: for each block the ``d x d`` Gaussian matrix of its Q, then (for
+    Random stream, in order: the ``(n_blocks, d, d)`` Gaussian array of the Q's, then (for
     ``"radial"``) the ``n`` radii in one call of ``kernel.sample_radius``.  Cost
     :math:`O(n d^2)` (one QR per block).
     """
@@ -117,10 +121,7 @@ def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
                          f"got {norm!r}")
     _check_orthogonal_kernel(kernel, norm)
     n_blocks = -(-n // d) if n else 0
-    W = np.empty((n_blocks * d, d))
-    for b in range(n_blocks):
-        W[b * d:(b + 1) * d] = haar_orthogonal(d, rng)
-    W = W[:n]
+    W = haar_orthogonal(d, rng, n_blocks).reshape(n_blocks * d, d)[:n]
     if norm == "unit":
         return W * (math.sqrt(d) / kernel.sigma)
     radii = np.asarray(kernel.sample_radius(n, d, rng), dtype=np.float64)
