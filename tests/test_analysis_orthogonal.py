@@ -1,0 +1,94 @@
+"""Tests of the orthogonal / structured / QMC analysis checks (analysis/checks/orf_*, sorf_*,
+qmc_*) and of the exact ORF theory (analysis/orf_theory.py).
+
+Each check is run on a small grid with ``global_random_seed`` and must pass with the correct map
+(the check's own family false-alarm rate ALPHA <= 1e-5 per seed) and FAIL on a deliberately
+broken map (negative control, swapped in with monkeypatch).  The broken maps are chosen far from
+the claim (e.g. iid rows: variance ratio 1 where the exact ratio is 0.16), so their rejection has
+power ~1 for every seed 0-99.
+"""
+
+import numpy as np
+import pytest
+from scipy import integrate, special
+
+pytest.importorskip("matplotlib")
+randfeat = pytest.importorskip("randfeat")
+
+from analysis import orf_theory  # noqa: E402
+from analysis.checks import load  # noqa: E402
+
+# ---------------------------------------------------------------- exact theory (deterministic)
+
+@pytest.mark.parametrize("d", [2, 3, 8])
+def test_chi_cf_matches_direct_integral(d):
+    """phi_d(t) = E cos(t chi_d) against adaptive quadrature of the chi_d density."""
+    def integrand(r, t):
+        return np.cos(t * r) * r ** (d - 1) * np.exp(-r * r / 2) / (
+            2 ** (d / 2 - 1) * special.gamma(d / 2))
+
+    for t in (0.3, 1.0, 2.5):
+        ref = integrate.quad(integrand, 0, 40, args=(t,), limit=400)[0]
+        assert orf_theory.chi_cf(np.array(t), d) == pytest.approx(ref, abs=1e-10)
+
+
+def test_orf_theory_reproduces_theory_pilot_and_limits():
+    """THEORY P14 pilot at z = 1, D = d: 0.156 (d = 16) and 0.098 (d = 64); D = 1 gives the
+    iid ratio 1; eq. (3) approaches the exact curve as d grows."""
+    assert orf_theory.orf_var_ratio(1.0, 16, 16) == pytest.approx(0.156, abs=0.003)
+    assert orf_theory.orf_var_ratio(1.0, 64, 64) == pytest.approx(0.098, abs=0.002)
+    assert orf_theory.orf_var_ratio(1.0, 16, 1) == pytest.approx(1.0)
+    gaps = [abs(orf_theory.orf_var_ratio(1.0, d, d) - orf_theory.eq3_ratio(1.0, d, d))
+            for d in (4, 16, 64)]
+    assert gaps[0] > gaps[1] > gaps[2]
+
+
+def test_orf_cov_against_monte_carlo():
+    """C_d(z) against a large direct simulation of two rows of one Haar block (d = 3, z = 1.2).
+    2e5 blocks; the tolerance is 6 standard errors (false alarm ~2e-9)."""
+    rng = np.random.default_rng(7)
+    d, z, n = 3, 1.2, 200_000
+    G = rng.standard_normal((n, d, d))
+    Q, R = np.linalg.qr(G)
+    Q = Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+    r = np.sqrt(rng.chisquare(d, size=(n, 2)))
+    u = np.ones(d) / np.sqrt(d)
+    a = Q[:, 0, :] @ u * r[:, 0] * z
+    b = Q[:, 1, :] @ u * r[:, 1] * z
+    prod = np.cos(a) * np.cos(b)
+    mc = prod.mean() - np.exp(-z * z)
+    se = prod.std() / np.sqrt(n)
+    assert abs(mc - orf_theory.orf_cov(z, d)) < 6 * se
+
+
+# ---------------------------------------------------------------- orf_variance
+
+ORF_GRID = dict(ds=[4, 16], ms=[1, 2], zs=[1.0], R=400)
+
+
+def _orf_variance_with(monkeypatch, sampling):
+    mod = load("orf_variance")
+    if sampling != "orthogonal":
+        def broken(d, sigma=1.0):
+            def make(n_components, random_state):
+                return randfeat.RandomFourierFeatures(n_components, sigma=sigma,
+                                                      sampling=sampling,
+                                                      random_state=random_state, n_threads=1)
+            return make
+        monkeypatch.setattr(mod, "make_map", broken)
+    return mod
+
+
+def test_orf_variance_passes(global_random_seed, monkeypatch):
+    mod = _orf_variance_with(monkeypatch, "orthogonal")
+    v = mod.verdict(mod.run(ORF_GRID, global_random_seed))
+    assert v["verdict"] == "pass", v["summary"]
+
+
+@pytest.mark.parametrize("sampling", ["iid", "orthogonal_unit"])
+def test_orf_variance_rejects_broken_map(sampling, global_random_seed, monkeypatch):
+    """iid rows (ratio 1 instead of 0.41 / 0.16) and ORF' (fixed radii sqrt(d): a different
+    variance) must FAIL."""
+    mod = _orf_variance_with(monkeypatch, sampling)
+    v = mod.verdict(mod.run(ORF_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
