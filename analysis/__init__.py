@@ -23,4 +23,5 @@ CHECKS = [
     "fastfood_variance",
     "fastfood_concentration",
     "orf_variance",
+    "orf_unbiasedness",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 from analysis import maps
 from analysis import montecarlo as mc
 
-__all__ = ["off_axis_direction", "block_estimates"]
+__all__ = ["off_axis_direction", "block_estimates", "BiasedColumnsMap"]
 
 
 def off_axis_direction(d, rng):
@@ -49,3 +49,33 @@ def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, 
         if progress is not None:
             progress.tick(r)
     return np.vstack(out)
+
+
+class BiasedColumnsMap:
+    """Negative control: the widely copied biased ORF (LITERATURE §F), frequencies the COLUMNS
+    of ``diag(s) Q`` (s ~ chi_d, Q Haar) per block, i.e. w_j = (s_1 Q_1j, ..., s_d Q_dj)/sigma.
+    Each coordinate is N(0, 1/sigma^2), so the map is unbiased ON the coordinate axes, but the
+    law of w is not rotation invariant and the estimate is biased off the axes.  A minimal
+    paired feature map (fit / transform) with the interface block_estimates needs."""
+
+    def __init__(self, n_components, sigma=1.0, random_state=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        from randfeat._sampling import haar_orthogonal
+
+        d = X.shape[1]
+        n = self.n_components // 2
+        rng = np.random.default_rng(self.random_state)
+        nb = -(-n // d)
+        Q = haar_orthogonal(d, rng, nb)                           # (nb, d, d)
+        s = np.sqrt(rng.chisquare(d, size=(nb, d)))
+        self.W_ = ((s[:, :, None] * Q).transpose(0, 2, 1).reshape(nb * d, d)[:n]
+                   / self.sigma)
+        return self
+
+    def transform(self, X):
+        P = np.asarray(X, dtype=float) @ self.W_.T
+        return np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(self.W_.shape[0])

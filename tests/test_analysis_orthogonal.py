@@ -92,3 +92,43 @@ def test_orf_variance_rejects_broken_map(sampling, global_random_seed, monkeypat
     mod = _orf_variance_with(monkeypatch, sampling)
     v = mod.verdict(mod.run(ORF_GRID, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
+
+
+# ---------------------------------------------------------------- orf_unbiasedness
+
+UNB_GRID = dict(ds=[3, 8], zs=[1.0, 2.0], R=1500)
+
+
+def test_orf_unbiasedness_passes(global_random_seed):
+    mod = load("orf_unbiasedness")
+    v = mod.verdict(mod.run(UNB_GRID, global_random_seed))
+    assert v["verdict"] == "pass", v["summary"]
+
+
+def test_orf_unbiasedness_rejects_biased_columns_map(global_random_seed, monkeypatch):
+    """The map under test replaced by the `diag(s) @ Q`-columns construction (bias 0.03-0.13
+    at z = 1-2, 9-20 standard errors at this R) must FAIL."""
+    mod = load("orf_unbiasedness")
+    real = mod.make_map
+    monkeypatch.setattr(mod, "make_map", lambda sampling, sigma=1.0: (
+        mod.make_control(sigma) if sampling == "orthogonal" else real(sampling, sigma)))
+    v = mod.verdict(mod.run(UNB_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("ORF d=") for f in v["statistic"]["failed"])
+
+
+def test_orf_unbiasedness_rejects_wrong_bandwidth(global_random_seed, monkeypatch):
+    """ORF with sigma off by sqrt(2) (the classic bandwidth bug) must FAIL."""
+    mod = load("orf_unbiasedness")
+    real = mod.make_map
+    monkeypatch.setattr(mod, "make_map", lambda sampling, sigma=1.0: real(sampling, sigma * 2**0.5))
+    v = mod.verdict(mod.run(UNB_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+
+
+def test_orf_unbiasedness_vacuous_without_power(monkeypatch):
+    """If the control were the correct map, the check must say it has no power (vacuous)."""
+    mod = load("orf_unbiasedness")
+    monkeypatch.setattr(mod, "make_control", lambda sigma=1.0: mod.make_map("orthogonal", sigma))
+    v = mod.verdict(mod.run(dict(ds=[3], zs=[1.0, 2.0], R=300), 0))
+    assert v["verdict"] == "vacuous", v["summary"]
