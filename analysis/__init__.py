@@ -24,4 +24,5 @@ CHECKS = [
     "fastfood_concentration",
     "orf_variance",
     "orf_unbiasedness",
+    "sorf",
 ]

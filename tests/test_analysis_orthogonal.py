@@ -132,3 +132,39 @@ def test_orf_unbiasedness_vacuous_without_power(monkeypatch):
     monkeypatch.setattr(mod, "make_control", lambda sigma=1.0: mod.make_map("orthogonal", sigma))
     v = mod.verdict(mod.run(dict(ds=[3], zs=[1.0, 2.0], R=300), 0))
     assert v["verdict"] == "vacuous", v["summary"]
+
+
+# ---------------------------------------------------------------- sorf
+
+SORF_GRID = dict(ds=[16, 64], zs=[0.1, 0.25, 0.5, 1.0], R=1500)
+
+
+def test_sorf_check_passes(global_random_seed):
+    mod = load("sorf")
+    v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
+    assert v["verdict"] == "pass", v["summary"]
+    assert 0 < v["tightness"] < 0.2
+
+
+def test_sorf_check_rejects_missing_normalisation(global_random_seed, monkeypatch):
+    """Rows of length d/sigma instead of sqrt(d)/sigma (one Hadamard left unnormalised): at
+    d = 64, z = 0.1 the bias is 0.27 against the bound 0.075, so Thm 3 is contradicted."""
+    mod = load("sorf")
+    real = mod.make_map
+    monkeypatch.setattr(mod, "make_map", lambda d, sigma=1.0: real(d, sigma / d ** 0.5))
+    v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("bias d=64") for f in v["statistic"]["failed"])
+
+
+def test_sorf_check_rejects_map_without_variance_reduction(global_random_seed, monkeypatch):
+    """iid RFF in place of SORF: unbiased (Thm 3 holds) but variance ratio 1, not < 1."""
+    mod = load("sorf")
+
+    def iid(d, sigma=1.0):
+        return lambda n, rs: randfeat.RandomFourierFeatures(n, sigma=sigma, random_state=rs,
+                                                            n_threads=1)
+    monkeypatch.setattr(mod, "make_map", iid)
+    v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert all(f.startswith("variance") for f in v["statistic"]["failed"])
