@@ -25,4 +25,5 @@ CHECKS = [
     "orf_variance",
     "orf_unbiasedness",
     "sorf",
+    "qmc_gram",
 ]

@@ -168,3 +168,34 @@ def test_sorf_check_rejects_map_without_variance_reduction(global_random_seed, m
     v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
     assert all(f.startswith("variance") for f in v["statistic"]["failed"])
+
+
+# ---------------------------------------------------------------- qmc_gram
+
+QMC_GRID = dict(ds=[2], Ds=[32, 128, 512, 2048], D_test=128, n=32, R=20)
+
+
+def test_qmc_gram_passes(global_random_seed):
+    """Measured margin: max p <= 1e-9 against the level 1.3e-6 (seeds 0-7)."""
+    mod = load("qmc_gram")
+    v = mod.verdict(mod.run(QMC_GRID, global_random_seed))
+    assert v["verdict"] == "pass", v["summary"]
+
+
+def test_qmc_gram_rejects_iid_in_disguise(global_random_seed, monkeypatch):
+    """QMC samplings silently falling back to iid frequencies must FAIL."""
+    mod = load("qmc_gram")
+    real = mod.make_map
+    monkeypatch.setattr(mod, "make_map", lambda s, sigma: real("iid", sigma))
+    v = mod.verdict(mod.run(QMC_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+
+
+def test_qmc_gram_rejects_wrong_inverse_cdf_scale(global_random_seed, monkeypatch):
+    """QMC frequencies sqrt(2) too small (the bandwidth bug): an error floor above iid's error."""
+    mod = load("qmc_gram")
+    real = mod.make_map
+    monkeypatch.setattr(mod, "make_map", lambda s, sigma: real(
+        s, sigma if s == "iid" else sigma * 2 ** 0.5))
+    v = mod.verdict(mod.run(QMC_GRID, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
