@@ -23,4 +23,8 @@ CHECKS = [
     "lemma1",
     "fastfood_variance",
     "fastfood_concentration",
+    "orf_variance",
+    "orf_unbiasedness",
+    "sorf",
+    "qmc_gram",
 ]

@@ -15,6 +15,7 @@ from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
+from randfeat._sampling import SAMPLINGS, sample_frequencies
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
 from randfeat.kernels import ShiftInvariantKernel
 
@@ -121,6 +122,17 @@ class RandomFourierFeatures(RandomFeaturesBase):
         instance ``sigma`` must stay None (ValueError otherwise).
     features : {"paired", "phase"}, default "paired"
         Which real feature map (above).
+    sampling : {"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"}, \
+default "iid"
+        How the frequencies are drawn (see :mod:`randfeat._sampling`).  ``"iid"``: independent
+        draws from the spectral law (RR 2007).  ``"orthogonal"``: orthogonal random features
+        (Yu et al., NIPS 2016): :math:`W = \sigma^{-1} S Q`, Haar-orthogonal d x d blocks times
+        radii from the kernel's radial law; unbiased, lower variance; radial kernels only
+        (Gaussian, Matérn, ball-sum).  ``"orthogonal_unit"``: ORF', every row of length
+        :math:`\sqrt d/\sigma` (Gaussian kernel only; slightly biased, lower variance still).
+        ``"qmc_sobol"`` / ``"qmc_halton"``: scrambled Sobol' / Halton points through the inverse
+        CDF of the spectral law (Yang et al., ICML 2014); Gaussian, Laplacian, Cauchy, Matérn,
+        ball-sum with t = 1.  The phase offsets of ``features="phase"`` stay iid uniform.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
@@ -221,17 +233,19 @@ class RandomFourierFeatures(RandomFeaturesBase):
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
+        "sampling": [StrOptions(set(SAMPLINGS))],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
     _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 random_state=None, n_threads=None):
+                 random_state=None, n_threads=None, sampling="iid"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
         self.features = features
+        self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
 
@@ -241,7 +255,8 @@ class RandomFourierFeatures(RandomFeaturesBase):
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
         rng = self._rng()
-        W = kernel.sample(n_freq, d, rng)  # float64, then cast: shared stream for f32/f64
+        # float64, then cast: shared stream for f32/f64
+        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling)
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
