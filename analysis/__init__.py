@@ -22,4 +22,5 @@ CHECKS = [
     "lemma1",
     "fastfood_variance",
     "fastfood_concentration",
+    "kernel_interpolation_limit",
 ]
