@@ -23,4 +23,5 @@ CHECKS = [
     "fastfood_variance",
     "fastfood_concentration",
     "kernel_interpolation_limit",
+    "sup_error_rate",
 ]

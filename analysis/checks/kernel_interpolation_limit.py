@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from analysis import plots, stats
 from analysis import montecarlo as mc
+from analysis import plots, stats
 
 NAME = "kernel_interpolation_limit"
 TITLE = "RF ridge -> exact kernel ridge / kernel interpolant as D grows (lambda -> 0 and fixed)"
@@ -133,7 +133,7 @@ def verdict(res):
     notes = [f"Distances relative to the RMS spread of the exact predictor on the held-out "
              f"points; n = {res['n']} training points, sigma = {res['sigma']}, R = {res['R']} "
              "maps per D.",
-             f"lambda = 1e-10 stands for the ridgeless limit: RandomFeatureRidge needs alpha > 0; "
+             "lambda = 1e-10 stands for the ridgeless limit: RandomFeatureRidge needs alpha > 0; "
              "with more columns than rows its solution is then the minimum-norm interpolant to "
              "round-off, and ExactKernelRidge's is the kernel interpolant.",
              f"Tolerance on the slope: +-{TOL} (finite-D curvature) plus z = {z:.2f} standard "

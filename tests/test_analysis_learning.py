@@ -1,0 +1,125 @@
+"""Tests of the learning-with-random-features checks of ``analysis`` (issue 15).
+
+Each check gets a negative control: run on a deliberately broken map or bound, its verdict must
+be "fail".  The grids are reduced so that each test takes seconds; the false-alarm rates of the
+checks themselves are stated in their modules (ALPHA, Bonferroni inside the check) and the quick
+grids are swept over seeds 0-99 with ``python -m analysis --quick --only NAME --seed all``.
+"""
+
+import pytest
+
+pytest.importorskip("matplotlib")
+randfeat = pytest.importorskip("randfeat")
+
+from analysis.checks import kernel_interpolation_limit as kil  # noqa: E402
+from analysis.checks import sup_error_rate as ser  # noqa: E402
+
+# ------------------------------------------------------------------ kernel_interpolation_limit
+KIL_PARAMS = dict(grid=5, sizes=[32, 64, 128, 256], R=6, lambdas=[1e-10, 1e-3], fit_from=64,
+                  n_test=100)
+
+
+def test_kernel_interpolation_limit_passes_on_the_library_map(global_random_seed):
+    # the check's own family false-alarm rate is ALPHA = 1e-4 (plus the TOL model slack)
+    res = kil.run(KIL_PARAMS, global_random_seed)
+    v = kil.verdict(res)
+    assert v["verdict"] == "pass", v["statistic"]
+
+
+def test_kernel_interpolation_limit_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: features for sigma * 1.3 converge to kernel ridge with a different
+    kernel, so the distance to the exact predictor stops falling (slope -> 0)."""
+    real = kil.build_map
+
+    def broken(D, random_state):
+        est = real(D, random_state)
+        return est.set_params(sigma=est.sigma * 1.3)
+
+    monkeypatch.setattr(kil, "build_map", broken)
+    res = kil.run(KIL_PARAMS, global_random_seed)
+    assert kil.verdict(res)["verdict"] == "fail"
+
+
+# ------------------------------------------------------------------ sup_error_rate
+# a minimal grid; each test enlarges the part it breaks
+SER_PARAMS = dict(a=2.0, sizes=[16, 64], R=3, diam_m=64, diam_a=[0.5, 1.0, 2.0], R_diam=2,
+                  widths=[64], R_pair=3, grid=51, tol=0.002)
+SER_RATE = dict(sizes=[16, 64, 256, 1024], R=12)
+
+
+def test_sup_error_rate_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: a map drawn for sigma * 1.3 estimates another kernel; its sup error
+    against the Gaussian with sigma = 1 plateaus at the bias, so the slope in m is ~0 and the
+    bounds are violated."""
+    real = ser.build_map
+
+    def broken(W, features, random_state):
+        est = real(W, features, random_state)
+        return est.set_params(sigma=est.sigma * 1.3)
+
+    monkeypatch.setattr(ser, "build_map", broken)
+    v = ser.verdict(ser.run(dict(SER_PARAMS, **SER_RATE), global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any(f.startswith("(A)") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_on_a_too_small_bound(monkeypatch, global_random_seed):
+    """Negative control for part D: a 'bound' 30x smaller than Sriperumbudur-Szabo's (i.e.
+    below the empirical sup) must be reported as violated."""
+    real = ser.eps_sriperumbudur
+    monkeypatch.setitem(ser.BOUNDS, "Sriperumbudur-Szabo",
+                        lambda *a: real(*a) / 300.0)
+    v = ser.verdict(ser.run(dict(SER_PARAMS, **SER_RATE), global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any(f.startswith("(D) Sriperumbudur") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_when_phase_beats_paired(monkeypatch, global_random_seed):
+    """Negative control for part C: swapping the two maps (so that 'paired' is really the phase
+    map) makes the sign test fail."""
+    real = ser.build_map
+
+    def swapped(W, features, random_state):
+        other = "phase" if features == "paired" else "paired"
+        return real(W, other, random_state)
+
+    monkeypatch.setattr(ser, "grid_sup", _grid_sup_with(swapped))
+    v = ser.verdict(ser.run(dict(SER_PARAMS, R_pair=100), global_random_seed))
+    assert any(f.startswith("(C)") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_on_periodic_map(monkeypatch, global_random_seed):
+    """Negative control for part B: frequencies rounded to multiples of 2 pi / 40 make k-hat
+    periodic with period 40, so the sup over [0, a] jumps to ~1 once a passes 40: polynomial
+    growth with diam, which the check must report."""
+    import numpy as np
+
+    real = ser.build_map
+
+    class Lattice(type(real(2, "paired", 0))):
+        def fit(self, X, y=None):
+            super().fit(X, y)
+            q = 2 * np.pi / 40
+            self.random_weights_ = np.ascontiguousarray(np.round(self.random_weights_ / q) * q)
+            return self
+
+    def periodic(W, features, random_state):
+        return Lattice(**real(W, features, random_state).get_params())
+
+    monkeypatch.setattr(ser, "build_map", periodic)
+    params = dict(SER_PARAMS, diam_m=128, diam_a=[0.5, 4.0, 32.0, 256.0], R_diam=4)
+    v = ser.verdict(ser.run(params, global_random_seed))
+    assert any(f.startswith("(B)") for f in v["statistic"]["failed"]), v["statistic"]
+
+
+def _grid_sup_with(builder):
+    import numpy as np
+
+    def grid_sup(features, W, a, grid, random_state):
+        x = np.linspace(0.0, a, grid)[:, None]
+        est = builder(W, features, random_state).fit(x)
+        Z = np.asarray(est.transform(x), float)
+        K = np.exp(-0.5 * (x - x.T) ** 2)
+        return float(np.abs(Z @ Z.T - K).max())
+
+    return grid_sup
