@@ -24,4 +24,5 @@ CHECKS = [
     "fastfood_concentration",
     "kernel_interpolation_limit",
     "sup_error_rate",
+    "features_needed",
 ]

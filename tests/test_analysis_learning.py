@@ -123,3 +123,46 @@ def _grid_sup_with(builder):
         return float(np.abs(Z @ Z.T - K).max())
 
     return grid_sup
+
+
+# ------------------------------------------------------------------ features_needed
+FN_PARAMS = dict(datasets=["synthetic"], n_train=200, n_test=300, sizes=[16, 64, 256, 1024], R=3)
+
+
+def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_seed):
+    """The check solves ridge on random features in the dual (so D may exceed n); it must be
+    the estimator randfeat.RandomFeatureRidge fits (same features, alpha, intercept)."""
+    import numpy as np
+
+    from analysis.checks import features_needed as fn
+    from randfeat.linear import RandomFeatureRidge
+
+    rng = np.random.default_rng(global_random_seed)
+    X, y, sigma = fn.synthetic(150, rng)
+    Xt = rng.standard_normal((40, X.shape[1]))
+    for D, alpha in ((20, 1e-3), (200, 1e-6)):
+        m = fn.build_map(D, sigma, global_random_seed).fit(X)
+        p = fn.rf_ridge_dual(m.transform(X), m.transform(Xt), y, alpha)
+        rf = RandomFeatureRidge(fn.build_map(D, sigma, global_random_seed), alphas=alpha,
+                                n_threads=1).fit(X, y)
+        np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
+
+
+def test_features_needed_passes_on_the_library_map(global_random_seed):
+    # family false-alarm rate ALPHA = 1e-4 of the check (plus the RATIO_TOL model slack)
+    from analysis.checks import features_needed as fn
+
+    v = fn.verdict(fn.run(FN_PARAMS, global_random_seed))
+    assert v["verdict"] == "pass", v["statistic"]
+
+
+def test_features_needed_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: a map for sigma * 1.3 estimates another kernel; its kernel MSE is
+    bias-dominated, far above the variance (1 - k^2)^2 / (2D), and the check must fail."""
+    from analysis.checks import features_needed as fn
+
+    real = fn.build_map
+    monkeypatch.setattr(fn, "build_map", lambda D, sigma, rs: real(D, sigma * 1.3, rs))
+    v = fn.verdict(fn.run(FN_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any("variance" in f for f in v["statistic"]["failed"])
