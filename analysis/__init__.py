@@ -25,4 +25,5 @@ CHECKS = [
     "kernel_interpolation_limit",
     "sup_error_rate",
     "features_needed",
+    "rudi_rosasco",
 ]

@@ -166,3 +166,39 @@ def test_features_needed_fails_on_wrong_bandwidth(monkeypatch, global_random_see
     v = fn.verdict(fn.run(FN_PARAMS, global_random_seed))
     assert v["verdict"] == "fail"
     assert any("variance" in f for f in v["statistic"]["failed"])
+
+
+# ------------------------------------------------------------------ rudi_rosasco
+RR_PARAMS = dict(ns=[100, 200, 400], R_data=2, R=2, sizes=[4, 16, 64, 256])
+
+
+def test_rudi_rosasco_knee_interpolation():
+    from analysis.checks import rudi_rosasco as rr
+
+    assert rr.knee([4, 8, 16], [2.0, 1.2, 1.0]) == pytest.approx(8 * 2 ** 0.5)
+    assert rr.knee([4, 8, 16], [1.05, 1.0, 1.0]) == 4.0
+    assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5]) is None
+
+
+def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed):
+    """Negative control: a map that draws only ceil(sqrt(m)) distinct frequencies and repeats
+    them has ~sqrt(m) effective features, so the knee in m grows like the square of the true one
+    and leaves the grid: the check must fail."""
+    import numpy as np
+
+    from analysis.checks import rudi_rosasco as rr
+
+    real = rr.build_map
+
+    class Recycled(type(real(2, 0))):
+        def fit(self, X, y=None):
+            super().fit(X, y)
+            W = self.random_weights_
+            k = int(np.ceil(np.sqrt(len(W))))
+            self.random_weights_ = np.ascontiguousarray(W[np.arange(len(W)) % k])
+            return self
+
+    monkeypatch.setattr(rr, "build_map",
+                        lambda m, rs: Recycled(**real(m, rs).get_params()))
+    v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"
