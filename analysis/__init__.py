@@ -27,4 +27,8 @@ CHECKS = [
     "orf_unbiasedness",
     "sorf",
     "qmc_gram",
+    "kernel_interpolation_limit",
+    "sup_error_rate",
+    "features_needed",
+    "rudi_rosasco",
 ]
