@@ -16,6 +16,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _sorf
 from randfeat._validation import N_THREADS_CONSTRAINT, next_power_of_two
@@ -145,6 +146,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         self : StructuredOrthogonalFeatures
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
         X = self._validate_X(X, reset=True)
         self._n_threads()
         if not math.isfinite(float(self.sigma)):
@@ -211,6 +214,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         return self._compute(X, 0 if self.features == "paired" else 1)
 
     def _project(self, X):

@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 from randfeat import Fastfood, RandomBinningFeatures, RandomFourierFeatures  # noqa: E402
 from randfeat import dask as rdask  # noqa: E402
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier  # noqa: E402
+from randfeat.sorf import StructuredOrthogonalFeatures  # noqa: E402
 
 T = rdask.TILE_ROWS
 EPS = np.finfo(np.float64).eps
@@ -70,7 +71,10 @@ MAPS = {
     "rff": lambda s: RandomFourierFeatures(64, sigma=1.5, random_state=s),
     "rff_paired": lambda s: RandomFourierFeatures(64, sigma=1.5, features="paired",
                                                   random_state=s),
+    "rff_orthogonal": lambda s: RandomFourierFeatures(64, sigma=1.5, sampling="orthogonal",
+                                                      random_state=s),
     "fastfood": lambda s: Fastfood(64, sigma=1.5, random_state=s),
+    "sorf": lambda s: StructuredOrthogonalFeatures(64, sigma=1.5, random_state=s),
     "binning": lambda s: RandomBinningFeatures(8, random_state=s),
     "binning_hashed": lambda s: RandomBinningFeatures(8, hash_size=512, random_state=s),
 }
