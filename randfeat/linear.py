@@ -64,7 +64,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._parallel import OrderedPool, blas_limit
-from randfeat._validation import N_THREADS_CONSTRAINT, check_n_threads, check_random_state
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    check_n_threads,
+    check_random_state,
+)
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier", "RidgeStatistics"]
 
@@ -472,7 +477,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "gram_dtype": [StrOptions({"float64", "float32"})],
         "n_threads": N_THREADS_CONSTRAINT,
     }

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _sorf
-from randfeat._validation import N_THREADS_CONSTRAINT, next_power_of_two
+from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, next_power_of_two
 
 __all__ = ["StructuredOrthogonalFeatures"]
 
@@ -118,8 +118,7 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "features": [StrOptions({"paired", "phase"})],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
-                         np.random.BitGenerator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
 

@@ -41,7 +41,8 @@ def _shared_G(est):
     G, S = est.G_.copy(), est.S_.copy()
     nrm = np.linalg.norm(G, axis=1)
     for b in range(1, est.n_blocks_):
-        S[b * d:(b + 1) * d] *= nrm[b] / nrm[0]
+        if est.scaling != "none":      # Fastfood(scaling="none") is the paper's V' (S = 1)
+            S[b * d:(b + 1) * d] *= nrm[b] / nrm[0]
         G[b] = G[0]
     est.G_, est.S_ = G, S
 
@@ -54,7 +55,7 @@ FF_PARAMS = dict(d=16, radii=[0.5, 1.0], adv_radii=[3.0], blocks=[1, 4], R=400, 
 
 
 def _patch_fit(monkeypatch, mutate):
-    """The bug sits in Fastfood.fit (before analysis.maps sets S = 1 for the paper's V')."""
+    """The bug sits in Fastfood.fit (the paper's V' is Fastfood(scaling="none"))."""
     import randfeat
 
     real_fit = randfeat.Fastfood.fit
