@@ -227,7 +227,7 @@ def make_learner(method, task, *, n, sigma, seed, alphas=ALPHAS, n_rows=None):
     kw = {}
     if method == "binning":
         kw = dict(tol=1e-6, max_iter=300)
-    return cls(feats, alphas=alphas, validation_fraction=0.2, chunk_size=4096,
+    return cls(feats, alphas=alphas, alpha_scale="mean", validation_fraction=0.2, chunk_size=4096,
                random_state=derive_seed(seed, "validation"), **kw)
 
 
