@@ -25,16 +25,18 @@ Functions
 ``verdict(result) -> dict``
     keys ``verdict`` ("pass" | "fail" | "vacuous"), ``statistic`` (dict), ``tightness`` (float or
     None), ``summary`` (str, computed from the result); optional ``table`` (markdown), ``notes``
-    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9).
+    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9),
+    ``tightness_ci`` ([lo, hi], a 95% interval for ``tightness``).
 ``plot(result, verdict) -> matplotlib.figure.Figure``
     draws from the result and the verdict dict (no recomputation).  A one-argument
     ``plot(result)`` (the contract before this change) is still accepted, with a warning.
 
 Changes from the first contract (a module written to it still runs, with warnings):
 ``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``; ``summary``
-is required; ``power`` optional; the module is validated on load (:class:`ContractError` naming
-every problem); ``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
-``montecarlo.replicate`` rejects repeated seeds and all-identical replicates.
+is required; ``power`` and ``tightness_ci`` optional; the module is validated on load
+(:class:`ContractError` naming every problem); ``montecarlo.random_state_of`` returns the
+SeedSequence itself (not an int) and ``montecarlo.replicate`` rejects repeated seeds and
+all-identical replicates.
 """
 
 from __future__ import annotations
@@ -128,6 +130,12 @@ def validate_verdict(mod, v) -> dict:
         if not getattr(mod, "TIGHTNESS", None):
             warnings.warn(f"{mod.NAME}.verdict() returns a tightness but the module states no "
                           "TIGHTNESS (what the number means)", ContractWarning, stacklevel=2)
+    ci = v.get("tightness_ci")
+    if ci is not None and not (isinstance(ci, (list, tuple)) and len(ci) == 2
+                               and all(isinstance(x, numbers.Real) for x in ci)):
+        errs.append(f"'tightness_ci' must be [lo, hi] (numbers) or absent, got {ci!r}")
+    if v.get("power") is not None and not isinstance(v["power"], str):
+        errs.append("'power' must be a str or absent")
     if errs:
         raise ContractError(f"{mod.NAME}.verdict(): " + "; ".join(errs))
     return v

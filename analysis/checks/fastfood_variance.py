@@ -207,6 +207,7 @@ def verdict(res):
                            "per_comparison_level_law": level_law, "failed": fails,
                            "law_failed": law_fails, "worst_law_ratio": worst_law[0]},
                 tightness=max(tight.values()) if tight else None,
+                tightness_ci=tight_ci[max(tight, key=tight.get)] if tight else None,
                 summary=summ, table=table, notes=notes, power=power)
 
 
