@@ -23,4 +23,12 @@ CHECKS = [
     "lemma1",
     "fastfood_variance",
     "fastfood_concentration",
+    "orf_variance",
+    "orf_unbiasedness",
+    "sorf",
+    "qmc_gram",
+    "kernel_interpolation_limit",
+    "sup_error_rate",
+    "features_needed",
+    "rudi_rosasco",
 ]

@@ -108,6 +108,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=1, help="run checks in N processes")
     ap.add_argument("--no-cache", action="store_true", help="ignore and overwrite cached results")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--scheduler", help="run on dask: a scheduler ADDRESS, 'local' or 'active' "
+                    "(analysis/_dask_runner.py)")
     args = ap.parse_args(argv)
     mode = args.mode or "quick"
     seeds = parse_seeds(args.seed)
@@ -150,8 +152,9 @@ def main(argv=None):
             _write_sweep()
 
     common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet)
-    if args.jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
+    if args.scheduler or (args.jobs > 1 and len(tasks) > 1):
+        from analysis._dask_runner import executor
+        with executor(args.scheduler, args.jobs, cversion, local=ProcessPoolExecutor) as ex:
             futs = {ex.submit(run_one, n, mode, s, *common): (n, s) for n, s in tasks}
             for f in as_completed(futs):
                 try:
