@@ -107,8 +107,8 @@ def write_markdown(path, meta, records, checks):
         ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
         "quantity / what the bound allows (1 = the bound is attained); its meaning per check:",
         "",
-        *[f"- {r['name']}: {r['tightness_meaning']}" for r in records
-          if r.get("tightness_meaning")],
+        *[f"- {r['name']}: {r.get('tightness_meaning') or 'meaning not stated (no TIGHTNESS)'}"
+          for r in records if r.get("tightness_meaning") or r.get("tightness") is not None],
         "",
         "| check | verdict | key statistic | tightness | detects (power >= 0.9) "
         "| false-alarm rate | time (s) |",
