@@ -15,7 +15,8 @@ differently changes float64 results by an ulp for some shapes: the caller passes
 ``gemm_cut_invariant`` finds the BLAS insensitive to the cut for that dtype.)  The caller must keep the
 BLAS single-threaded during the call (threadpoolctl).
 ``paired_inplace``/``phase_inplace`` apply only the trigonometric part to a given projection.
-The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU).
+The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU),
+compiled into ``_cpu`` (the one owner of the C kernels).
 """
 import numpy as np
 
@@ -26,12 +27,15 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
-from randfeat._lib._rff_trig cimport paired_row, paired_split, phase_row, rf_rff_trig_isa
+from randfeat._lib._cpu cimport paired_row, paired_split, phase_row
+
+from randfeat._lib._cpu import kernel_isas
 
 
 def isa():
-    """Name of the SIMD code path of the sin/cos loops selected at run time for this CPU."""
-    return rf_rff_trig_isa().decode("ascii")
+    """Name of the SIMD code path of the sin/cos loops ("scalar", "avx2", "avx512"), selected at
+    run time for this CPU by the one dispatcher of ``_cpu`` (``_cpu.set_isa`` changes it)."""
+    return kernel_isas()["rff_trig"]
 
 
 # Below this much work (n * m * (d + 16) multiply-adds and trig evaluations, a few ms on one

@@ -3,18 +3,12 @@ from cython cimport floating
 from cython.parallel cimport prange
 from libc.stdint cimport uintptr_t
 
-from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
+from randfeat._lib._cpu cimport (all_finite_double, all_finite_float, fwht_inplace,
+                                 fwht_scaled_double, fwht_scaled_float)
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
 
-cdef extern from "fwht.h" nogil:
-    int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
-    int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
-    void rf_scale_float(float *x, Py_ssize_t n, float s) noexcept
-    void rf_scale_double(double *x, Py_ssize_t n, double s) noexcept
-    int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
-    int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
-    int rf_fwht_set_isa(const char *name) noexcept
+from randfeat._lib._cpu import kernel_isas, openmp_enabled, set_isa  # noqa: F401
 
 cdef enum:
     MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
@@ -24,29 +18,10 @@ ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
 ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
 
 
-def openmp_enabled():
-    """Whether this extension was compiled with OpenMP."""
-    return bool(RANDFEAT_OPENMP_ENABLED)
-
-
 def isa():
-    """Name of the SIMD code path selected at run time for this CPU ("scalar", "avx2", "avx512")."""
-    return rf_fwht_isa().decode("ascii")
-
-
-def set_isa(name):
-    """Select the FWHT code path by name (tests and benchmarks only; not thread-safe).
-
-    ``name`` is "scalar", "avx2", "avx512" or "auto" (the best this CPU supports).  All paths
-    return bit-identical results.  Raises ValueError for an unknown name or one this CPU lacks.
-    """
-    cdef bytes b = str(name).encode("ascii")
-    cdef int rc = rf_fwht_set_isa(b)
-    if rc == -1:
-        raise ValueError(f"unknown FWHT code path {name!r}; use 'scalar', 'avx2', 'avx512' "
-                         "or 'auto'")
-    if rc == -2:
-        raise ValueError(f"FWHT code path {name!r} is not supported by this CPU or build")
+    """Name of the FWHT's SIMD code path ("scalar", "avx2", "avx512"); ``set_isa`` (from
+    ``_cpu``, the one dispatcher of every kernel) changes it."""
+    return kernel_isas()["fwht"]
 
 
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
@@ -56,18 +31,18 @@ cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
     cdef int rc
     if do_scale:  # scale fused into the last pass
         if floating is float:
-            rc = rf_fwht_scaled_float(x, log_n, scale)
+            rc = fwht_scaled_float(x, log_n, scale)
         else:
-            rc = rf_fwht_scaled_double(x, log_n, scale)
+            rc = fwht_scaled_double(x, log_n, scale)
     else:
         rc = fwht_inplace(x, log_n)
     if rc != 0:
         return -1
     if check:
         if floating is float:
-            return rf_all_finite_float(x, n) == 0
+            return all_finite_float(x, n) == 0
         else:
-            return rf_all_finite_double(x, n) == 0
+            return all_finite_double(x, n) == 0
     return 0
 
 
