@@ -60,13 +60,16 @@ def test_shapes_and_attributes(features, n_components, n_freq, global_dtype):
     rff = RandomFourierFeatures(n_components, features=features, random_state=0).fit(X)
     Z = rff.transform(X)
     assert Z.shape == (6, n_components) and Z.dtype == global_dtype
-    assert rff.random_weights_.shape == (n_freq, 4)
-    assert rff.random_weights_.dtype == global_dtype
+    assert rff.frequencies_.shape == (n_freq, 4)
+    assert rff.frequencies_.dtype == global_dtype
     assert rff.n_features_in_ == 4
     assert isinstance(rff.kernel_, GaussianKernel)
-    assert hasattr(rff, "random_offset_") == (features == "phase")
+    assert (rff.offsets_ is None) == (features == "paired")
+    assert rff.random_offset_ is rff.offsets_       # scikit-learn's name for the same array
+    with pytest.raises(AttributeError, match="renamed frequencies_"):
+        _ = rff.random_weights_
     if features == "phase":
-        b = rff.random_offset_
+        b = rff.offsets_
         assert b.shape == (n_freq,) and np.all((b >= 0) & (b < 2 * np.pi + 1e-6))
     names = rff.get_feature_names_out()
     assert len(names) == n_components and names[0] == "randomfourierfeatures0"
@@ -86,7 +89,7 @@ def test_matches_numpy_reference(global_dtype):
     for features in ("paired", "phase"):
         rff = RandomFourierFeatures(600, features=features, random_state=3).fit(X)
         Z = rff.transform(X)
-        W = rff.random_weights_
+        W = rff.frequencies_
         P = (X @ W.T).astype(np.float64)  # the same BLAS product, then exact trig
         s = math.sqrt(2 / 600)
         if features == "paired":
@@ -119,8 +122,8 @@ def test_float32_and_float64_share_the_random_stream():
         r64 = RandomFourierFeatures(64, features=features, random_state=5).fit(X)
         r32 = RandomFourierFeatures(64, features=features, random_state=5).fit(
             X.astype(np.float32))
-        np.testing.assert_array_equal(r32.random_weights_,
-                                      r64.random_weights_.astype(np.float32))
+        np.testing.assert_array_equal(r32.frequencies_,
+                                      r64.frequencies_.astype(np.float32))
         Z32 = r32.transform(X.astype(np.float32))
         assert Z32.dtype == np.float32
         np.testing.assert_allclose(Z32, r64.transform(X), atol=2e-6)
@@ -228,7 +231,7 @@ def test_kernel_instances_and_names():
     r = RandomFourierFeatures(10, kernel="cauchy", sigma=3.0, random_state=0).fit(X)
     assert r.kernel_ == CauchyKernel(3.0)
     np.testing.assert_array_equal(
-        r.random_weights_, CauchyKernel(3.0).sample(5, 3, np.random.default_rng(0)))
+        r.frequencies_, CauchyKernel(3.0).sample(5, 3, np.random.default_rng(0)))
 
 
 def test_pickle_roundtrip():
@@ -240,8 +243,7 @@ def test_pickle_roundtrip():
 
 def test_errors():
     X = np.random.default_rng(9).normal(size=(5, 3))
-    with pytest.raises(ValueError, match=r"n_components=7 is odd.*features='phase'"):
-        RandomFourierFeatures(7).fit(X)
+    assert RandomFourierFeatures(7, random_state=0).fit_transform(X).shape == (5, 7)  # any width
     with pytest.raises(InvalidParameterError, match=r"'n_components'.*Got 0"):
         RandomFourierFeatures(0).fit(X)
     for bad in (0.0, -1.0):
@@ -251,7 +253,8 @@ def test_errors():
         RandomFourierFeatures(4, sigma=np.nan).fit(X)
     with pytest.raises(InvalidParameterError, match=r"'sigma'.*Got inf"):
         RandomFourierFeatures(4, sigma=np.inf).fit(X)
-    with pytest.raises(InvalidParameterError, match=r"'kernel'.*'rbff'"):
+    with pytest.raises(InvalidParameterError, match=r"unknown kernel 'rbff'; valid names are "
+                                                    r"\['gaussian'"):
         RandomFourierFeatures(4, kernel="rbff").fit(X)
     with pytest.raises(InvalidParameterError, match=r"'features'.*'cos'"):
         RandomFourierFeatures(4, features="cos").fit(X)
@@ -259,6 +262,11 @@ def test_errors():
         RandomFourierFeatures(4, n_threads=0).fit(X)
     with pytest.raises(ValueError, match=r"sigma=2.0 was given together with the kernel"):
         RandomFourierFeatures(4, kernel=GaussianKernel(1.0), sigma=2.0).fit(X)
+    with pytest.raises(ValueError, match=r"sigma=1.0 was given together with the kernel"):
+        RandomFourierFeatures(4, kernel=GaussianKernel(1.0), sigma=1.0).fit(X)
+    with pytest.raises(ValueError, match=r"kernel='inverse_power' cannot be approximated by "
+                                         r"random Fourier features"):
+        RandomFourierFeatures(4, kernel="inverse_power").fit(X)
     with pytest.raises(NotFittedError):
         RandomFourierFeatures(4).transform(X)
     r = RandomFourierFeatures(4, random_state=0).fit(X)
