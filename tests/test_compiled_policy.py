@@ -281,3 +281,36 @@ def test_isa_env_var_caps_every_kernel():
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "['scalar']"
+
+
+# --- show_config and the package's rooms -----------------------------------------------------
+
+def test_show_config_reports_every_kernel(capsys):
+    import randfeat
+    from randfeat._lib import _cpu
+    cfg = randfeat.show_config(as_dict=True)
+    assert cfg["simd"]["kernels"] == _cpu.kernel_isas()
+    assert cfg["simd"]["selected"] == _cpu.isa()
+    assert cfg["openmp"]["enabled"] == _cpu.openmp_enabled()
+    assert cfg["versions"]["numpy"] == np.__version__
+    assert any(p.get("user_api") == "blas" for p in cfg["threadpools"])
+    assert randfeat.show_config() is None
+    text = capsys.readouterr().out
+    for word in ("randfeat", "fwht", "rff_trig", "fastfood", "openmp", "blas", "numpy"):
+        assert word in text
+
+
+def test_python_m_randfeat_runs():
+    res = _run_py("import sys, runpy; sys.argv = ['randfeat']; "
+                  "runpy.run_module('randfeat', run_name='__main__')", timeout=120)
+    assert "compiled kernels:" in res.stdout and "OK" in res.stdout, res.stderr
+    assert "FAILED" not in res.stdout
+
+
+def test_benchmark_harness_is_not_installed():
+    """The timing harness and the hook that called any address it was given left the package
+    (benchmarks/_fwht_bench.py, benchmarks/_rowloop.c)."""
+    import importlib.util
+    assert importlib.util.find_spec("randfeat._fwht_bench") is None
+    assert not hasattr(_fwht, "apply_rows_cfunc")
+    assert os.path.exists(os.path.join(ROOT, "benchmarks", "_fwht_bench.py"))

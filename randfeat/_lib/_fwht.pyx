@@ -1,7 +1,6 @@
 """Compiled FWHT loops.  Private: use :func:`randfeat.fwht`, which validates and allocates."""
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.stdint cimport uintptr_t
 
 from randfeat._lib._cpu cimport (all_finite_double, all_finite_float, fwht_inplace,
                                  fwht_scaled_double, fwht_scaled_float)
@@ -14,8 +13,6 @@ cdef enum:
     MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
     MAX_LOG_N = 30    # the kernel's largest length is 2**30 (src/fwht.c returns -1 above)
 
-ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
-ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
 
 
 def isa():
@@ -100,41 +97,4 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     if n_err:
         raise RuntimeError(f"fwht: the compiled kernel refused {n_err} of {n_rows} rows of "
                            f"length 2**{log_n}")
-    return n_bad
-
-
-def apply_rows_cfunc(floating[:, ::1] x, int log_n, int n_threads, uintptr_t func):
-    """Benchmark hook: call an external C FWHT on every row, with the loop of :func:`fwht_rows`.
-
-    ``func`` is the address of a C function ``int f(T *buf, int log_n)`` (T float or double,
-    matching ``x``), e.g. ``ctypes.cast(lib.fht_float, ctypes.c_void_p).value`` for FFHT, so that
-    a peer kernel is timed with exactly the per-row overhead of randfeat's own.  Returns the
-    number of rows for which ``func`` returned non-zero.
-    """
-    cdef Py_ssize_t i, n_rows = x.shape[0]
-    cdef int n_thr = n_threads
-    cdef Py_ssize_t n_bad = 0
-    cdef fwht_f_ptr ff = <fwht_f_ptr>func
-    cdef fwht_d_ptr fd = <fwht_d_ptr>func
-    if func == 0:
-        raise ValueError("apply_rows_cfunc: func is a NULL pointer")
-    if n_rows == 0 or x.shape[1] == 0:
-        return 0
-    if n_thr > n_rows:
-        n_thr = <int>n_rows
-    if n_thr < 1:
-        n_thr = 1
-    with nogil:
-        if n_thr == 1:
-            for i in range(n_rows):
-                if floating is float:
-                    n_bad = n_bad + (ff(&x[i, 0], log_n) != 0)
-                else:
-                    n_bad = n_bad + (fd(&x[i, 0], log_n) != 0)
-        else:
-            for i in prange(n_rows, schedule="static", num_threads=n_thr):
-                if floating is float:
-                    n_bad += ff(&x[i, 0], log_n) != 0
-                else:
-                    n_bad += fd(&x[i, 0], log_n) != 0
     return n_bad
