@@ -23,9 +23,7 @@ int8 signs (x * (+-1) is exact).  The d_in % 8 tail reads its bits one by one.
 Elementwise passes.  Signs, the gather ``w = G Pi u`` and the output scaling ``S w * scale``
 are C loops in ``src/fastfood_block.c`` compiled for x86-64-v4 / v3 / baseline and picked at
 run time (vector gathers and 512/256-bit products; the same IEEE operations in the same order
-on every path).  Measured at d = 1024, n = 16384, float64, one vector, one thread, without
-the trigonometric pass: 37 us with the former scalar Cython loops and 16-byte sign products,
-24-31 us with the C passes (the FWHTs are the rest).
+on every path; measurements in benchmarks/README.md).
 
 Loop order is row-outer (each thread streams its rows through all blocks): the per-row working
 set -- parameters about n*(1/8 + 4 + 2*sizeof(floating)) bytes (<= 0.8 MB at n = 65536 in

@@ -167,9 +167,8 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     Split the larger L of n (rows) and m (frequencies) into at most ``max_blocks`` blocks of at
     least ``chunk`` (512), or keep one block when the job is too small to be threaded: every
     gemm call re-packs the whole operand that is not split, so every extra block costs time on
-    one thread (measured at n = 1000, float32, one thread, phase map, against one block:
-    d = 1024, m = 4096: +3 % with 2 blocks, +4 % with 8; d = 256, m = 16384: +6 % / +18 %;
-    d = 1024, m = 1000: +5 % / +21 %).  Depends on the shapes and ``max_blocks`` only, never
+    one thread (a few to ~20 %, see benchmarks/README.md).  Depends on the shapes and
+    ``max_blocks`` only, never
     on the thread count, so the result is identical for any number of threads."""
     cdef Py_ssize_t L = n if n > m else m
     cdef Py_ssize_t b

@@ -18,9 +18,10 @@ void rf_ff_sign_tables_init(void)
 }
 
 /* Eight products per byte as one vector product (GCC vector extensions: one zmm/ymm
- * multiplication in the v4/v3 clones, split into 16-byte operations in the baseline one).
+ * multiplication in the v4/v3 variants, split into 16-byte operations in the baseline one).
  * Written out because GCC's auto-vectoriser vectorises the loop over bytes instead (gathering
- * table rows across lanes), which measured 3.5x slower.  memcpy: unaligned loads/stores. */
+ * table rows across lanes), which is slower (benchmarks/README.md).  memcpy: unaligned
+ * loads/stores. */
 typedef double rf_v8_double __attribute__((vector_size(8 * sizeof(double))));
 typedef float rf_v8_float __attribute__((vector_size(8 * sizeof(float))));
 
