@@ -63,6 +63,9 @@ cdef enum:
     # dimensions a gemm does not split must stay below it.
     _BLAS_INT_MAX = 2147483647
     _MAX_BLOCK = 1073741824
+    # log2 of the largest work of one block (``_work`` units: 2**32, about 0.1-0.3 s of gemm on
+    # one core), so that Ctrl-C, noticed between blocks, stops a long map within about a second
+    _LOG_MAX_BLOCK_WORK = 32
 
 
 cpdef int check_blas_dims(str where, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo) except -1:
@@ -165,7 +168,8 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     """Block length; > 0: blocks of rows, < 0: blocks of frequencies (see module docstring).
 
     Split the larger L of n (rows) and m (frequencies) into at most ``max_blocks`` blocks of at
-    least ``chunk`` (512), or keep one block when the job is too small to be threaded: every
+    least ``chunk`` (512) -- more when a block would exceed 2**32 of work (Ctrl-C is noticed
+    between blocks) --, or keep one block when the job is too small to be threaded: every
     gemm call re-packs the whole operand that is not split, so every extra block costs time on
     one thread (a few to ~20 %, see benchmarks/README.md).  Depends on the shapes and
     ``max_blocks`` only, never
@@ -177,6 +181,12 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     if _work(n, m, d) < _PARALLEL_MIN_WORK:
         max_blocks = 1
     b = (L + max_blocks - 1) // max_blocks
+    # no block of more than 2**_LOG_MAX_BLOCK_WORK of work (~0.1 s on one core): Ctrl-C is
+    # noticed between blocks, so a long map stays interruptible within about a second
+    cdef Py_ssize_t per = _work(n, m, d) // L        # the work of one row / frequency
+    cdef Py_ssize_t cap = ((<Py_ssize_t>1) << _LOG_MAX_BLOCK_WORK) // (per if per > 0 else 1)
+    if b > cap:
+        b = cap
     if b < chunk:
         b = chunk
     if b > _MAX_BLOCK:
