@@ -8,7 +8,7 @@ NIPS 2016, §4)
     scale = 1 / (sigma d),
 
 (Hn = H / sqrt(d) the normalised Walsh-Hadamard matrix, H the unnormalised one applied by the
-in-place FWHT of ``_fwht.pxd``, Di_b diagonals of random signs) and writes the features straight
+in-place FWHT of ``_cpu.pxd``, Di_b diagonals of random signs) and writes the features straight
 into the output row: per row and block, x is copied into a per-thread scratch buffer times
 ``scale`` and D3 (zero padded to d = 2**log_d), transformed by the FWHT, multiplied by D2,
 transformed, multiplied by D1, transformed, and its first m values are stored in the output row.
@@ -23,15 +23,11 @@ thread has its own scratch row, so the output is bit-identical for every thread 
 from cython cimport floating
 from cython.parallel cimport prange
 
-from randfeat._lib._fwht cimport fwht_inplace
-from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED, omp_get_thread_num
+from randfeat._lib._cpu cimport fwht_inplace, paired_row, phase_row
+from randfeat._lib._openmp cimport omp_get_thread_num
+from randfeat._lib._policy cimport check_threads, effective_threads, ensure_threads
 
-from randfeat._lib._rff_trig cimport paired_row, phase_row
-
-
-def openmp_enabled():
-    """Whether this extension was compiled with OpenMP."""
-    return bool(RANDFEAT_OPENMP_ENABLED)
+from randfeat._lib._cpu import openmp_enabled  # noqa: F401
 
 
 cdef inline void _mul_signs(floating *u, const signed char *s, Py_ssize_t d) noexcept nogil:
@@ -110,12 +106,10 @@ def sorf_transform(const floating[:, ::1] X, const signed char[:, :, ::1] signs,
     cdef const floating *off = &offsets[0] if offsets.shape[0] > 0 else NULL
     if n == 0 or n_freq == 0:
         return 0
-    if n_thr > n:
-        n_thr = <int>n
-    if n_thr > scratch.shape[0]:
-        n_thr = <int>scratch.shape[0]
-    if n_thr < 1:
-        n_thr = 1
+    # the one thread policy (_policy.pxd: cap, fork child, thread creation checked)
+    check_threads(n_threads)
+    n_thr = effective_threads(n_threads, min(n, scratch.shape[0]), n * n_blocks * d, 2 * d)
+    ensure_threads(n_thr)
     if n_thr == 1:
         with nogil:
             for i in range(n):
