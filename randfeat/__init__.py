@@ -10,7 +10,9 @@ fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 
 Kernels
 -------
-kernels                exact shift-invariant kernels and their spectral samplers
+kernels                one hierarchy of exact shift-invariant kernels (spectral samplers for RFF
+                       and Fastfood, pitch laws for binning) and one registry of names
+                       (kernels.get_kernel, kernels.kernel_names)
 
 Learners and data
 -----------------
