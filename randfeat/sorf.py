@@ -191,10 +191,10 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         width = 2 * n_freq if mode == 0 else n_freq
         out = np.empty((n, width), dtype=dtype)
         mult = 1.0 / math.sqrt(n_freq) if mode == 0 else math.sqrt(2.0 / n_freq)
-        n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
-        scratch = np.empty((n_threads, d), dtype=dtype)
-        n_bad = _KERNEL[dtype](X, self.signs_, off, out, scratch, d.bit_length() - 1,
-                               1.0 / (float(self.sigma) * d), mult, n_freq, mode, n_threads)
+        # the thread count (and the per-thread scratch rows) follow the kernels' one policy
+        n_bad = _KERNEL[dtype](X, self.signs_, off, out, None, d.bit_length() - 1,
+                               1.0 / (float(self.sigma) * d), mult, n_freq, mode,
+                               self._n_threads())
         self._check_projections(n_bad, X)
         return out
 

@@ -159,6 +159,18 @@ def test_compiled_kernel_guards():
     with pytest.raises(ValueError, match="inconsistent buffers"):
         _sorf.sorf_transform(X, signs, np.empty(0), np.empty((2, 7)), np.empty((1, 4)), 2,
                              1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="scratch"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, np.empty((1, 3)), 2, 1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="log_d"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 31, 1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="n_threads"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 2, 1.0, 1.0, 4, 0, 40000)
+    # the policy's own scratch (None) and a caller's scratch give the same bits
+    a, b = np.empty((2, 8)), np.empty((2, 8))
+    Xr = np.arange(8.0).reshape(2, 4)
+    _sorf.sorf_transform(Xr, signs, np.empty(0), a, None, 2, 0.25, 0.5, 4, 0, 2)
+    _sorf.sorf_transform(Xr, signs, np.empty(0), b, np.empty((1, 4)), 2, 0.25, 0.5, 4, 0, 2)
+    assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("d", [16, 256])
