@@ -84,7 +84,7 @@ def test_sup_error_rate_fails_when_phase_beats_paired(monkeypatch, global_random
         return real(W, other, random_state)
 
     monkeypatch.setattr(ser, "grid_sup", _grid_sup_with(swapped))
-    v = ser.verdict(ser.run(dict(SER_PARAMS, R_pair=100), global_random_seed))
+    v = ser.verdict(ser.run(dict(SER_PARAMS, R_pair=200), global_random_seed))
     assert any(f.startswith("(C)") for f in v["statistic"]["failed"])
 
 
@@ -202,3 +202,21 @@ def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_s
                         lambda m, rs: Recycled(**real(m, rs).get_params()))
     v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
     assert v["verdict"] == "fail"
+
+
+# ------------------------------------------------------------------ paper_figures features_story
+def test_paper_figure_features_story_quick(tmp_path, capsys):
+    """One command regenerates the 1e4-vs-1e2 figure and its table (tiny synthetic data;
+    KDDCUP99 left out must be listed as missing)."""
+    from _tiny_data import write_tiny_data
+
+    from paper_figures import __main__ as cli
+
+    data = write_tiny_data(tmp_path / "data", skip=("kddcup99",))
+    out = tmp_path / "out"
+    assert cli.main(["features_story", "--quick", "--data-dir", str(data), "--out", str(out),
+                     "--datasets", "cpu_act,adult,kddcup99", "--reps", "1"]) == 0
+    md = (out / "features_story.md").read_text()
+    assert "QUICK MODE" in md and "| cpu_act |" in md and "| adult |" in md
+    assert "Missing: kddcup99" in md and "5,000" in md and "73,778" in md
+    assert (out / "features_story.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
