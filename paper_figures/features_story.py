@@ -42,7 +42,7 @@ def params(cfg):
     return dict(datasets=have, missing=missing, data_dir=str(cfg.data_dir), seed=cfg.seed,
                 quick=q, n_train=400 if q else 1500, n_test=600 if q else 2000,
                 sizes=([8, 32, 128, 512, 2048] if q else
-                       [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]),
+                       [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]),
                 R=cfg.reps or (2 if q else 3))
 
 

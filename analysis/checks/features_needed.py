@@ -62,7 +62,7 @@ PARAMS = {
     "quick": dict(datasets=["synthetic"], n_train=500, n_test=1000,
                   sizes=[8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], R=3),
     "full": dict(datasets=["cpu_act", "adult", "letter", "kddcup99"], n_train=1500,
-                 n_test=2000, sizes=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
+                 n_test=2000, sizes=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192],
                  R=3),
 }
 
