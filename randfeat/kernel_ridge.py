@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from randfeat._validation import check_random_state
+from randfeat._validation import RANDOM_STATE_CONSTRAINT, check_random_state
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 
 __all__ = ["ExactKernelRidge"]
@@ -83,7 +83,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         Fraction of the rows held out to choose ``alpha`` (several alphas only).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (centred kernel).
-    random_state : None, int or Generator, default=None
+    random_state : None, int, RandomState, Generator, SeedSequence or BitGenerator, default=None
         Seeds the validation split.
 
     Attributes
@@ -130,7 +130,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "fit_intercept": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
     def __init__(self, kernel="gaussian", *, sigma=1.0, kernel_params=None,

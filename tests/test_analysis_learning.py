@@ -102,7 +102,7 @@ def test_sup_error_rate_fails_on_periodic_map(monkeypatch, global_random_seed):
         def fit(self, X, y=None):
             super().fit(X, y)
             q = 2 * np.pi / 40
-            self.random_weights_ = np.ascontiguousarray(np.round(self.random_weights_ / q) * q)
+            self.frequencies_ = np.ascontiguousarray(np.round(self.frequencies_ / q) * q)
             return self
 
     def periodic(W, features, random_state):
@@ -195,9 +195,9 @@ def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_s
     class Recycled(type(real(2, 0))):
         def fit(self, X, y=None):
             super().fit(X, y)
-            W = self.random_weights_
+            W = self.frequencies_
             k = int(np.ceil(np.sqrt(len(W))))
-            self.random_weights_ = np.ascontiguousarray(W[np.arange(len(W)) % k])
+            self.frequencies_ = np.ascontiguousarray(W[np.arange(len(W)) % k])
             return self
 
     monkeypatch.setattr(rr, "build_map",

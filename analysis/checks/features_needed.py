@@ -245,7 +245,10 @@ def analyse(res):
         rr = [np.asarray(s["k_rms"]) ** 2 * s["D"] / ds["var1"] for s in ds["sizes"]]
         r = np.concatenate(rr)
         dof = sum(len(g) - 1 for g in rr)
-        within = sum(((g - g.mean()) ** 2).sum() for g in rr) / dof
+        if dof > 0:
+            within = sum(((g - g.mean()) ** 2).sum() for g in rr) / dof
+        else:  # one map per D: the spread over D (every D has mean 1 under the claim)
+            dof, within = len(r) - 1, float(r.var(ddof=1))
         rm, rse = float(r.mean()), float(math.sqrt(within / len(r)))
         t = float(_st.t.ppf(1 - level / 2, dof))
         Dall = np.concatenate([np.full(len(s["k_rms"]), s["D"]) for s in ds["sizes"]])
@@ -337,8 +340,8 @@ def verdict(res):
                 tightness=None, summary=summ, table="\n".join(lines), notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v=None):
+    v = verdict(res) if v is None else v
     A = analyse(res)
     n = max(1, len(A["rows"]))
     fig, axes = plots.figure(ncols=2, nrows=n, width=4.8, height=3.3)

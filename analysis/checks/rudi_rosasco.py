@@ -182,8 +182,8 @@ def verdict(res):
                 tightness=None, summary=summ, table="\n".join(lines), notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v=None):
+    v = verdict(res) if v is None else v
     A = analyse(res)
     fig, axes = plots.figure(ncols=2, width=5.0)
     ax, bx = axes
