@@ -88,7 +88,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         Fraction of the rows held out to choose ``alpha`` (several alphas only).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (centred kernel).
-    random_state : None, int or Generator, default=None
+    random_state : None, int, RandomState, Generator, SeedSequence or BitGenerator, default=None
         Seeds the validation split.
 
     Attributes

@@ -54,7 +54,7 @@ def test_dual_equals_random_feature_ridge_on_the_same_kernel(global_random_seed,
     and the plain one give exactly RandomFeatureRidge's primal solution (to round-off)."""
     X, y = _data(global_random_seed, n=60)
     rff = RandomFourierFeatures(40, sigma=1.1, random_state=global_random_seed).fit(X)
-    W = rff.frequencies_
+    W = rff.frequencies_  # (n_frequencies, n_features_in_)
     Z = rff.transform(X)
     np.testing.assert_allclose(Z @ Z.T, _EmpiricalKernel(W)(X), atol=1e-12)
     alpha = 1e-2

@@ -146,8 +146,8 @@ def verdict(res):
                 tightness=None, summary=summ, table=table, notes=notes)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v=None):
+    v = verdict(res) if v is None else v
     fig, axes = plots.figure(ncols=1, width=6.0)
     ax = axes[0]
     for i, run_ in enumerate(res["runs"]):
