@@ -16,6 +16,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
 from randfeat._lib import _sorf
 from randfeat._validation import (
@@ -156,6 +157,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         self : StructuredOrthogonalFeatures
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
@@ -233,6 +236,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
         out = self._compute(X, 0 if paired else 1)
