@@ -1,0 +1,152 @@
+# The one thread policy and the one Ctrl-C rule of randfeat's compiled kernels.
+#
+# Every kernel that runs a ``prange`` decides its number of threads with ``effective_threads``
+# and nothing else (no second clamp in Python), and every loop that may run longer than about a
+# second notices Ctrl-C through an ``Interrupt``.  This file is self-contained (cimport it; no
+# .pyx of its own) and its API is stable: other kernels copy it as is.
+#
+# Thread policy
+# -------------
+#     nt = effective_threads(requested, items, work, min_work)
+# gives the number of threads for a loop over ``items`` independent items that costs ``work``
+# in total (in the loop's own unit, e.g. values passed through):
+#   * at most ``requested`` threads, and at most ``MAX_THREADS`` (a guard: the Python layer
+#     rejects larger requests with a clear error, see ``check_threads``);
+#   * never more threads than items;
+#   * one thread when ``work < min_work`` (waking a thread pool costs microseconds on an idle
+#     machine and a scheduler time slice on a busy one; below ``min_work`` that loses);
+#   * never fewer than one.
+# Results never depend on it: the kernels only spread independent items over threads, so their
+# output is bit-identical for every thread count.
+#
+# Ctrl-C in long loops
+# --------------------
+# Python runs signal handlers only between bytecodes, so a compiled call that holds no GIL for
+# ten seconds sees Ctrl-C ten seconds late.  A loop notices it within a few milliseconds so:
+#
+#     cdef Interrupt intr
+#     interrupt_init(&intr, work_per_item)            # before ``with nogil``
+#     with nogil:
+#         for i in prange(n, num_threads=nt, schedule="static"):
+#             if interrupted(&intr):                  # cheap; every thread calls it per item
+#                 continue                            # skip the rest once stopped
+#             ... the work of item i ...
+#     raise_if_interrupted(&intr)                     # after ``with nogil``: re-raise
+#
+# ``interrupted`` lets the master thread (OpenMP thread 0, which is the calling Python thread)
+# take the GIL every ``CHECK_WORK`` units of work (about a millisecond) and run
+# ``PyErr_CheckSignals``; when a handler raises (KeyboardInterrupt by default) it sets the shared
+# stop flag, which every thread reads (atomically) before its next item.  The exception stays
+# pending in the calling thread; ``raise_if_interrupted`` (a ``cdef ... except -1`` called with
+# the GIL) then makes the ``def`` wrapper raise it.  Python handles signals only in the main
+# thread, so calls from other Python threads never stop (as for pure Python code).  Results of
+# a call that is not interrupted are unchanged: the check only reads a flag.
+#
+# Sequential loops (one thread) use the same calls: ``omp_get_thread_num()`` is 0 there.
+
+from cpython.exc cimport PyErr_Occurred, PyErr_SetNone
+
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int rf_policy_thread_num(void) { return omp_get_thread_num(); }
+    #else
+    static int rf_policy_thread_num(void) { return 0; }
+    #endif
+    #if defined(_MSC_VER)
+    static int rf_policy_load(const int *p) { return *(const volatile int *)p; }
+    static void rf_policy_store(int *p, int v) { *(volatile int *)p = v; }
+    #else
+    static int rf_policy_load(const int *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    static void rf_policy_store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+    #endif
+    """
+    # declared without ``except -1``: the exception it sets must stay pending (not be reported
+    # as unraisable) until ``raise_if_interrupted`` raises it in the ``def`` wrapper
+    int PyErr_CheckSignals() noexcept
+    int rf_policy_thread_num() noexcept nogil
+    int rf_policy_load(const int *p) noexcept nogil
+    void rf_policy_store(int *p, int v) noexcept nogil
+
+
+cdef enum:
+    # Largest number of threads a kernel starts.  Far above any core count this library is run
+    # on; requests above it are a mistake (e.g. n_threads=40000), which would otherwise let the
+    # OpenMP runtime abort the process when it fails to create the threads.
+    MAX_THREADS = 1024
+    # Work (in units of roughly a nanosecond: a value passed through, a multiply-add) between two
+    # signal checks of the master thread: about a millisecond.
+    CHECK_WORK = 1048576
+
+
+cdef inline int effective_threads(int requested, Py_ssize_t items, Py_ssize_t work,
+                                  Py_ssize_t min_work) noexcept nogil:
+    """Number of threads for ``items`` independent items of total ``work`` (see above)."""
+    cdef Py_ssize_t nt = requested
+    if nt > MAX_THREADS:
+        nt = MAX_THREADS
+    if nt > items:
+        nt = items
+    if work < min_work:
+        nt = 1
+    if nt < 1:
+        nt = 1
+    return <int>nt
+
+
+cdef inline int check_threads(int requested) except -1:
+    """Raise ValueError unless 1 <= requested <= MAX_THREADS (call with the GIL, before the
+    kernel; the Python layer resolves ``n_threads=None`` to a count first)."""
+    if requested < 1 or requested > MAX_THREADS:
+        raise ValueError(
+            f"n_threads must be between 1 and {MAX_THREADS}, got {requested}; pass a count "
+            f"no larger than the number of cores (or None for all of them)")
+    return 0
+
+
+cdef struct Interrupt:
+    int stop            # 1 once a signal handler raised; read by every thread (atomically)
+    Py_ssize_t every    # items between two checks of the master thread
+    Py_ssize_t left     # items left before its next check (written by the master thread only)
+
+
+cdef inline void interrupt_init(Interrupt *it, Py_ssize_t work_per_item) noexcept nogil:
+    """Prepare ``it`` for a loop whose items cost ``work_per_item`` each (any unit close to a
+    nanosecond; it only sets how often the master thread checks, about every ``CHECK_WORK``)."""
+    if work_per_item < 1:
+        work_per_item = 1
+    it.stop = 0
+    it.every = CHECK_WORK // work_per_item
+    if it.every < 1:
+        it.every = 1
+    it.left = it.every
+
+
+cdef inline bint interrupted(Interrupt *it) noexcept nogil:
+    """Call once per item inside the loop; True once the call was interrupted (skip the item).
+    On the master thread, every ``it.every`` items, take the GIL and run the signal handlers."""
+    if rf_policy_load(&it.stop):
+        return True
+    if rf_policy_thread_num() != 0:
+        return False
+    it.left -= 1
+    if it.left > 0:
+        return False
+    it.left = it.every
+    with gil:
+        if PyErr_CheckSignals() != 0:
+            rf_policy_store(&it.stop, 1)
+            return True
+    return False
+
+
+cdef inline int raise_if_interrupted(Interrupt *it) except -1:
+    """After the ``nogil`` block: raise the pending exception of an interrupted loop (the one
+    the signal handler raised, KeyboardInterrupt by default); 0 otherwise."""
+    if it.stop:
+        if PyErr_Occurred() == NULL:
+            PyErr_SetNone(KeyboardInterrupt)
+        return -1
+    return 0
