@@ -102,8 +102,12 @@ cdef extern from "binning.h" nogil:
                         uint32_t *fb) noexcept
     int rf_entry_less(const rf_cell_entry *e, uint64_t fa, uint32_t fb) noexcept
     Py_ssize_t rf_guess(uint64_t f, Py_ssize_t n) noexcept
-    int64_t rf_find(const rf_cell_entry *e, Py_ssize_t n, uint64_t fa, uint32_t fb) noexcept
     void rf_prefetch(const void *p) noexcept
+    ctypedef struct rf_search:
+        pass
+    void rf_search_grids(const rf_cell_entry *entries, const int64_t *co, Py_ssize_t P,
+                         const uint64_t *fas, const uint32_t *fbs, rf_search *st,
+                         int64_t *out) noexcept
     void rf_sort_entries(rf_cell_entry *e, Py_ssize_t n) noexcept
 
 ctypedef fused index_t:
@@ -724,15 +728,15 @@ def build_cells(const uint64_t[:, ::1] fa, const uint32_t[:, ::1] fb, int32_t[:,
 
 cdef inline Py_ssize_t _lookup_row(const floating *x, const Layout *L,
                                    const int64_t *col_offsets, const rf_cell_entry *entries,
-                                   uint64_t *kw, uint64_t *fas, uint32_t *fbs,
-                                   index_t *out) noexcept nogil:
+                                   uint64_t *kw, uint64_t *fas, uint32_t *fbs, rf_search *st,
+                                   int64_t *res, index_t *out) noexcept nogil:
     """Columns of x's cells (-1 when unseen); returns the number of unseen cells.
 
     Two passes: fingerprints of every grid (prefetching each grid's first probe), then the
-    searches, so the memory latency of the P first probes overlaps.
+    searches of all grids advanced together (``rf_search_grids``), so that the memory latency
+    of the P grids' probes overlaps.
     """
     cdef Py_ssize_t p, off, n_p, n_unseen = 0
-    cdef int64_t c
     cdef int check
     if floating is float:
         check = not rf_in_box_float(x, L.d, L.bb_lo, L.bb_hi)
@@ -743,15 +747,13 @@ cdef inline Py_ssize_t _lookup_row(const floating *x, const Layout *L,
         n_p = col_offsets[p + 1] - off
         if n_p > 0 and _fingerprint(x, L, p, kw, check, &fas[p], &fbs[p]):
             rf_prefetch(entries + off + rf_guess(fas[p], n_p))
-            out[p] = 0
+            res[p] = -2
         else:
-            out[p] = -1
+            res[p] = -1
+    rf_search_grids(entries, col_offsets, L.P, fas, fbs, st, res)
     for p in range(L.P):
-        if out[p] == 0:
-            off = col_offsets[p]
-            c = rf_find(entries + off, col_offsets[p + 1] - off, fas[p], fbs[p])
-            out[p] = <index_t>(off + c) if c >= 0 else -1
-        if out[p] < 0:
+        out[p] = <index_t>res[p]
+        if res[p] < 0:
             n_unseen += 1
     return n_unseen
 
@@ -770,6 +772,8 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
     cdef uint64_t *kbuf
     cdef uint64_t *fbuf
     cdef uint32_t *gbuf
+    cdef rf_search *sbuf
+    cdef int64_t *rbuf
     _check_x(X.shape[1], L.d, "RandomBinningFeatures.transform")
     if out.shape[0] != n or out.shape[1] != P:
         raise ValueError(f"lookup_columns: out must have shape ({n}, {P}), got "
@@ -787,9 +791,11 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
     kbuf = <uint64_t *>malloc(n_thr * W * sizeof(uint64_t))
     fbuf = <uint64_t *>malloc(n_thr * P * sizeof(uint64_t))
     gbuf = <uint32_t *>malloc(n_thr * P * sizeof(uint32_t))
+    sbuf = <rf_search *>malloc(n_thr * P * sizeof(rf_search))
+    rbuf = <int64_t *>malloc(n_thr * P * sizeof(int64_t))
     interrupt_init(&intr, P * (L.d + 4 * W + 50))
     try:
-        if kbuf == NULL or fbuf == NULL or gbuf == NULL:
+        if kbuf == NULL or fbuf == NULL or gbuf == NULL or sbuf == NULL or rbuf == NULL:
             raise MemoryError("RandomBinningFeatures.transform: could not allocate scratch")
         with nogil:
             for i in prange(n, schedule="static", num_threads=n_thr):
@@ -798,10 +804,12 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
                 tid = omp_get_thread_num()
                 n_unseen += _lookup_row(&X[i, 0], L, cmap.col_offsets, cmap.entries,
                                         kbuf + tid * W, fbuf + tid * P, gbuf + tid * P,
-                                        &out[i, 0])
+                                        sbuf + tid * P, rbuf + tid * P, &out[i, 0])
     finally:
         free(kbuf)
         free(fbuf)
         free(gbuf)
+        free(sbuf)
+        free(rbuf)
     raise_if_interrupted(&intr)
     return n_unseen
