@@ -15,16 +15,23 @@ For |t| >= 2**52 every float64 is already an integer, so c = t; t = +-inf (only 
 values c for every finite input, and ``c`` never overflows.
 
 Cell key (exact mode): per (grid, dimension) the Python layer fixes the range [lo, hi] of c seen
-on the training data and a bit layout (``randfeat.binning._key_layout``).  In *fast* grids (all
-ranges below 2**50) the offsets c - lo of the *active* dimensions (more than one training cell)
-are packed, summed exactly in float64, into 52-bit words (C code in ``src/binning.h``); dimensions
-with a single training cell contribute nothing.  Other grids use the *generic* layout: 64-bit
-words, raw IEEE bits of c when its range is huge.  Either key is an injective function of the
-full cell vector on the training box, so the hash table compares *full keys*: no two cells can
-share a column (collision-free by construction; the hash only chooses the probe start).  A row
-whose cell lies outside a grid's training box cannot have been seen in ``fit`` and is reported as
-unseen without a lookup; a row inside the training data's bounding box lies in every grid's box
-(the cell map is monotone), so the per-grid box test is skipped for it.
+on the training data and a bit layout (``randfeat._binning_layout.key_layout``).  In *fast* grids
+(all ranges below 2**50) the offsets c - lo of the *active* dimensions (more than one training
+cell) are packed, summed exactly in float64, into 52-bit words (C code in ``src/binning.h``);
+dimensions with a single training cell contribute nothing.  Other grids use the *generic*
+layout: 64-bit words, raw IEEE bits of c when its range is huge.  Either key is an injective
+function of the full cell vector on the training box.  A cell is stored as the 96-bit keyed
+fingerprint of its key words and its column (16 bytes, ``rf_cell_entry``; collision model in
+``src/binning.h`` and in the RandomBinningFeatures notes), each grid's cells sorted by
+fingerprint.  A row whose cell lies outside a grid's training box cannot have been seen in
+``fit`` and is reported as unseen without a lookup; a row inside the training data's bounding
+box lies in every grid's box (the cell map is monotone), so the per-grid box test is skipped
+for it.
+
+Every parameter the kernels index with is held by two validated, immutable objects:
+``CellLayout`` (the per-grid key layout) and ``CellMap`` (layout, column offsets, cells), built
+once per fit.  Threads come from ``_policy.effective_threads``; every loop notices Ctrl-C
+(``_policy.Interrupt``).
 """
 from cython cimport floating
 from cython.parallel cimport prange
