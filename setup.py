@@ -58,6 +58,7 @@ C_SOURCES = {
     "_fwht": [str(SRC / "fwht.c")],
     "_fastfood": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c"), str(SRC / "fastfood_block.c")],
     "_fourier": [str(SRC / "rff_trig.c")],
+    "_sorf": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c")],
 }
 
 

@@ -2,9 +2,10 @@
 [--jobs N]``.
 
 Runs the checks, caches finished results under DIR/cache (key: check name, parameters, seed,
-randfeat.__version__ and a hash of the analysis code and of the installed randfeat package,
-sources and compiled extensions), writes DIR/report.md, DIR/report.json
-and one PNG per check, and exits with status 1 when any check fails.
+randfeat.__version__ and a hash of the source files of analysis and randfeat, see
+analysis.repro; entries written atomically, validated on read, a bad entry recomputed with a
+warning naming it), writes DIR/report.md, DIR/report.json and one PNG per check, and exits with
+status 1 when any check fails.
 
 ``--seed all`` (or ``RANDFEAT_ANALYSIS_SEEDS=all`` / ``0-9`` / ``3``) runs the suite for every seed
 0–99 and writes DIR/seed_sweep.md/json instead of the per-check report.
@@ -14,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
-import json
 import os
 import pathlib
 import shlex
@@ -24,32 +23,19 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from analysis import CHECKS
+from analysis.checks import CHECKS
 from analysis.montecarlo import parse_seeds
-from analysis.report import to_jsonable, write_json, write_markdown, write_sweep
+from analysis.report import write_json, write_markdown, write_sweep
+from analysis.repro import ResultCache, code_hash, from_jsonable, to_jsonable
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-_LIB_SUFFIXES = {".py", ".pyx", ".pxd", ".c", ".h", ".so", ".pyd"}
-
-
 def code_version() -> str:
-    """Hash of every analysis source file and of the randfeat package it checks (its sources
-    and compiled extensions, whichever are installed): changing either invalidates the cache,
-    not only a new ``randfeat.__version__``."""
-    import randfeat
-
-    h = hashlib.sha256()
-    for p in sorted(HERE.rglob("*.py")):
-        h.update(str(p.relative_to(HERE)).encode())
-        h.update(p.read_bytes())
-    lib = pathlib.Path(randfeat.__file__).resolve().parent
-    for p in sorted(lib.rglob("*")):
-        if p.suffix in _LIB_SUFFIXES and p.is_file() and "__pycache__" not in p.parts:
-            h.update(str(p.relative_to(lib)).encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
+    """Hash of the source files of ``analysis`` and of the ``randfeat`` it checks (.py, .pyx,
+    .pxd, hand-written .c/.h; never Cython-generated C or compiled extensions, so a reinstall
+    keeps the cache and a kernel change invalidates it): see :func:`analysis.repro.code_hash`."""
+    return code_hash("analysis", "randfeat")
 
 
 def randfeat_version() -> str:
@@ -59,50 +45,49 @@ def randfeat_version() -> str:
 
 
 def cache_key(name, params, seed, rf_version, cversion):
-    blob = json.dumps(to_jsonable({"name": name, "params": params, "seed": seed,
-                                   "randfeat": rf_version, "code": cversion}), sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return {"name": name, "params": params, "seed": seed, "randfeat": rf_version,
+            "code": cversion}
 
 
 def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=False):
-    """Run (or load) one check; returns (name, seed, result, runtime, cached).  Process-safe."""
-    from analysis.checks import load
-    from analysis.montecarlo import Progress
+    """Run (or load) one check; returns (name, seed, result, runtime, cached).  Process-safe.
+
+    A cached entry is used only if it parses, has the expected key and the check's verdict
+    accepts it; otherwise it is recomputed with a CacheWarning naming the file.  The run itself
+    is limited to one BLAS/OpenMP thread (threadpoolctl, restored afterwards): the checks run
+    many small computations and parallelism is across checks (``--jobs``)."""
+    from threadpoolctl import threadpool_limits
+
+    from analysis.checks import load, validate_verdict
+    from analysis.repro import Progress
 
     mod = load(name)
     params = mod.PARAMS[mode]
     key = cache_key(name, params, seed, rf_version, cversion)
-    path = pathlib.Path(cache_dir) / f"{name}-s{seed}-{key}.json"
-    if use_cache and path.exists():
-        with open(path) as fh:
-            blob = json.load(fh)
-        return name, seed, blob["result"], blob["runtime_s"], True
+    cache = ResultCache(cache_dir)
+    if use_cache:
+        blob = cache.load(f"{name}-s{seed}", key,
+                          validate=lambda r: validate_verdict(mod, mod.verdict(r)))
+        if blob is not None:
+            return name, seed, blob["result"], blob["runtime_s"], True
     t0 = time.process_time()
     w0 = time.monotonic()
     prog = Progress(f"{name} (seed {seed})", enabled=not quiet, every=5.0)
-    result = to_jsonable(mod.run(params, seed, progress=prog))
+    with threadpool_limits(limits=1):
+        result = to_jsonable(mod.run(params, seed, progress=prog))
     runtime = time.monotonic() - w0
-    pathlib.Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as fh:
-        json.dump({"result": result, "runtime_s": runtime, "cpu_s": time.process_time() - t0}, fh)
-    os.replace(tmp, path)
-    return name, seed, result, runtime, False
+    cache.store(f"{name}-s{seed}", key, result, runtime_s=runtime,
+                cpu_s=time.process_time() - t0)
+    return name, seed, from_jsonable(result), runtime, False
 
 
-def _from_json(x):
-    """Undo to_jsonable's string encoding of non-finite floats."""
-    if isinstance(x, dict):
-        return {k: _from_json(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_from_json(v) for v in x]
-    if x == "inf":
-        return float("inf")
-    if x == "-inf":
-        return float("-inf")
-    if x == "nan":
-        return float("nan")
-    return x
+def _error_record(n, mod, tb, mode, seed):
+    last = tb.strip().splitlines()[-1] if tb.strip() else "error"
+    return dict(name=n, title=mod.TITLE, claim=mod.CLAIM, source=mod.SOURCE, verdict="fail",
+                statistic={"error": tb[-500:]}, tightness=None,
+                summary=f"ERROR: {last}", false_alarm=mod.ALPHA, runtime_s=0.0, cached=False,
+                figure="", params_brief=mod.PARAMS[mode], table="", notes=[], power=None,
+                tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed, mode=mode)
 
 
 def main(argv=None):
@@ -123,6 +108,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=1, help="run checks in N processes")
     ap.add_argument("--no-cache", action="store_true", help="ignore and overwrite cached results")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--scheduler", help="run on dask: a scheduler ADDRESS, 'local' or 'active' "
+                    "(analysis/_dask_runner.py)")
     args = ap.parse_args(argv)
     mode = args.mode or "quick"
     seeds = parse_seeds(args.seed)
@@ -161,12 +148,13 @@ def main(argv=None):
         log(f"[{len(results) + len(errors)}/{len(tasks)}] {name} seed {seed}: "
             f"{'cached' if cached else f'{rt:.1f} s'}")
         if len(seeds) > 1:  # the sweep summary is rewritten as results arrive (resumable)
-            sweep[name][seed] = load(name).verdict(_from_json(res))["verdict"]
+            sweep[name][seed] = load(name).verdict(res)["verdict"]
             _write_sweep()
 
     common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet)
-    if args.jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
+    if args.scheduler or (args.jobs > 1 and len(tasks) > 1):
+        from analysis._dask_runner import executor
+        with executor(args.scheduler, args.jobs, cversion, local=ProcessPoolExecutor) as ex:
             futs = {ex.submit(run_one, n, mode, s, *common): (n, s) for n, s in tasks}
             for f in as_completed(futs):
                 try:
@@ -196,6 +184,8 @@ def main(argv=None):
         return 1 if any_fail else 0
 
     from analysis import plots
+    from analysis.checks import plot as plot_check
+    from analysis.checks import validate_verdict
 
     seed = seeds[0]
     records, checks = [], {}
@@ -203,16 +193,18 @@ def main(argv=None):
         mod = load(n)
         checks[n] = mod
         if (n, seed) in errors:
-            records.append(dict(name=n, title=mod.TITLE, claim=mod.CLAIM, source=mod.SOURCE,
-                                verdict="fail", statistic={"error": errors[(n, seed)][-500:]},
-                                tightness=None, summary="ERROR while running (see statistic)",
-                                false_alarm=mod.ALPHA, runtime_s=0.0, cached=False, figure="",
-                                params_brief=mod.PARAMS[mode], table="", notes=[]))
+            records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
             continue
         res, rt, cached = results[(n, seed)]
-        res = _from_json(res)
-        v = mod.verdict(res)
-        fig = mod.plot(res)
+        try:
+            v = validate_verdict(mod, mod.verdict(res))
+            fig = plot_check(mod, res, v)
+        except Exception:
+            errors[(n, seed)] = traceback.format_exc()
+            log(f"ERROR in verdict/plot of {(n, seed)}:\n{errors[(n, seed)]}")
+            records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
+            any_fail = True
+            continue
         fig_name = f"{n}.png"
         fig.savefig(out / fig_name, dpi=110)
         plots.close(fig)
@@ -222,7 +214,9 @@ def main(argv=None):
                             tightness=v.get("tightness"), summary=v["summary"],
                             false_alarm=mod.ALPHA, runtime_s=rt, cached=cached, figure=fig_name,
                             params_brief=mod.PARAMS[mode], table=v.get("table", ""),
-                            notes=v.get("notes", []), seed=seed, mode=mode))
+                            notes=v.get("notes", []), power=v.get("power"),
+                            tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed,
+                            mode=mode))
         log(f"  {n}: {v['verdict']} — {v['summary']}")
     meta = dict(command=command, mode=mode, seed=seed, randfeat_version=rf_version,
                 code_version=cversion, date=datetime.datetime.now(datetime.timezone.utc)

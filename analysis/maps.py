@@ -57,8 +57,8 @@ def build(spec, size, random_state, n_threads=1):
     sigma = spec.get("sigma", 1.0)
     if fam == "rff":
         kern, sig = spec["kernel"], sigma
-        if "nu" in spec:  # a kernel instance carries its own sigma (estimator's stays default)
-            kern, sig = library_kernel(spec), 1.0
+        if "nu" in spec:  # a kernel instance carries its own sigma (the estimator's stays None)
+            kern, sig = library_kernel(spec), None
         return randfeat.RandomFourierFeatures(
             n_components(spec, size), kernel=kern, sigma=sig,
             features=spec.get("features", "paired"), random_state=random_state,
@@ -67,36 +67,27 @@ def build(spec, size, random_state, n_threads=1):
         kw = {}
         if "t" in spec:
             kw["t"] = spec["t"]
+        if spec.get("radial") == "none":  # LSS's V' (no S): an estimator option
+            kw["scaling"] = "none"
         return randfeat.Fastfood(
             n_components(spec, size), kernel=spec["kernel"], sigma=sigma,
             features=spec.get("features", "paired"), random_state=random_state,
             n_threads=n_threads, **kw)
     if fam == "binning":
-        name, kparams = BINNING_NAMES[spec["kernel"]], None
-        if "a" in spec:
-            kparams = {"a": spec["a"]}
-        if "q" in spec:
-            kparams = {"q": spec["q"]}
-        return randfeat.RandomBinningFeatures(int(size), kernel=name, kernel_params=kparams,
+        kparams = {k: spec[k] for k in ("a", "q") if k in spec} or None
+        # analysis.truth's names ("rational", "stretched") are aliases in randfeat's one registry
+        return randfeat.RandomBinningFeatures(int(size), kernel=spec["kernel"],
+                                              kernel_params=kparams,
                                               sigma=sigma, random_state=random_state,
                                               n_threads=n_threads)
     raise ValueError(f"unknown family {fam!r}")
 
 
-#: analysis.truth names -> randfeat.RandomBinningFeatures kernel names
-BINNING_NAMES = {"laplacian": "laplacian", "rational": "inverse_power",
-                 "stretched": "stretched_exponential"}
-
-
 def fit(spec, est, X):
-    """Fit ``est`` on X.  ``spec["radial"] == "none"`` then sets the fitted Fastfood scaling
-    diagonal S_ to 1, which turns V = S H G Pi H B / (sigma sqrt d) into the paper's
-    V' = H G Pi H B / (sigma sqrt d) (rows of length ||G||_F / sigma; LSS Lemma 3, Thm 4 and 6 are
-    stated for V')."""
-    est.fit(X)
-    if spec.get("radial") == "none":
-        est.S_ = np.ones_like(est.S_)
-    return est
+    """Fit ``est`` on X.  (``spec["radial"] == "none"`` builds Fastfood with ``scaling="none"``,
+    the paper's V' = H G Pi H B / (sigma sqrt d), rows of length ||G||_F / sigma; LSS Lemma 3,
+    Thm 4 and 6 are stated for V'.)"""
+    return est.fit(X)
 
 
 def transform_pair(spec, est, X, Y):
@@ -142,25 +133,14 @@ def true_k(spec, delta):
 
 
 def rff_frequencies(est):
-    """Frequencies W (shape (D, d)) of a fitted paired RandomFourierFeatures, read from its fitted
-    attributes and verified against its transform (raises if they do not reproduce it)."""
+    """Frequencies W (shape (n_frequencies, d)) of a fitted paired RandomFourierFeatures: its
+    ``frequencies_`` (rows are frequencies, ``X @ W.T`` the projections), verified against its
+    transform (raises if they do not reproduce it)."""
+    W = np.asarray(est.frequencies_, dtype=float)
     d = est.n_features_in_
-    W = None
-    for name in ("random_weights_", "weights_", "W_", "frequencies_", "omega_"):
-        if hasattr(est, name):
-            W = np.asarray(getattr(est, name), dtype=float)
-            break
-    if W is None:
-        raise AttributeError("cannot find the fitted frequencies of the RFF estimator")
-    if W.shape[0] == d and W.shape[1] != d:
-        W = W.T
-    elif W.shape[0] == d and W.shape[1] == d:
-        # ambiguous square case: decide by reproducing transform
-        pass
     x = np.linspace(-0.7, 0.9, d)[None, :]
     z = np.asarray(est.transform(x), dtype=float)[0]
     n = z.size // 2
-    for cand in (W, W.T):
-        if cand.shape == (n, d) and np.allclose(np.cos(cand @ x[0]) / np.sqrt(n), z[:n], atol=1e-6):
-            return cand
-    raise AssertionError("fitted frequencies do not reproduce transform(); layout unknown")
+    if W.shape != (n, d) or not np.allclose(np.cos(W @ x[0]) / np.sqrt(n), z[:n], atol=1e-6):
+        raise AssertionError(f"frequencies_ of shape {W.shape} do not reproduce transform()")
+    return W

@@ -9,13 +9,13 @@ streams.  Nothing here plots.
 
 from __future__ import annotations
 
-import hashlib
-import sys
-import time
-
 import numpy as np
 
-__all__ = ["stable_key", "seed_sequences", "random_state_of", "replicate", "Progress"]
+from analysis.repro import Progress, seed_sequence, seed_sequences, stable_key, stream_id
+
+__all__ = ["stable_key", "seed_sequence", "seed_sequences", "random_state_of", "replicate",
+           "check_distinct", "check_not_degenerate", "DegenerateRunError", "Progress",
+           "parse_seeds"]
 
 
 def parse_seeds(spec) -> list:
@@ -30,58 +30,60 @@ def parse_seeds(spec) -> list:
     return [int(s) for s in spec.split(",")]
 
 
-def stable_key(*names) -> tuple:
-    """Stable 32-bit integers from names (Python's hash() is salted per process)."""
-    return tuple(int.from_bytes(hashlib.sha256(str(n).encode()).digest()[:4], "little")
-                 for n in names)
+class DegenerateRunError(RuntimeError):
+    """The replicates of a Monte Carlo run are not independent (a seed reused, or every replicate
+    identical): the run is an error, not a pass."""
 
 
-def seed_sequences(seed: int, *names, n: int):
-    """``n`` independent child SeedSequences for (seed, names)."""
-    root = np.random.SeedSequence(entropy=int(seed), spawn_key=stable_key(*names))
-    return root.spawn(int(n))
+def random_state_of(ss: np.random.SeedSequence) -> np.random.SeedSequence:
+    """The ``random_state`` passed to an estimator for the child ``ss``: ``ss`` itself (every
+    randfeat estimator accepts a SeedSequence; nothing is squeezed to 32 bits).  A seam: tests
+    replace it to inject seed bugs."""
+    return ss
 
 
-def random_state_of(ss: np.random.SeedSequence) -> int:
-    """A ``random_state`` integer (scikit-learn accepts ints in [0, 2^32)) drawn from ``ss``."""
-    return int(ss.generate_state(1, dtype=np.uint32)[0])
+def check_distinct(seeds) -> None:
+    """Raise :class:`DegenerateRunError` unless the SeedSequences give pairwise distinct
+    streams."""
+    ids = [stream_id(ss) for ss in seeds]
+    if len(set(ids)) != len(ids):
+        raise DegenerateRunError(f"{len(ids) - len(set(ids))} of {len(ids)} replicate seeds "
+                                 "repeat an earlier one: the replicates are not independent")
+
+
+def check_not_degenerate(out, what="replicates") -> None:
+    """Raise :class:`DegenerateRunError` when every column of ``out`` (replicates along axis 0,
+    R >= 2) has zero spread: every replicate gave the same answer, so no variance, tail or
+    z-statistic computed from them means anything."""
+    x = np.asarray(out, dtype=float)
+    if x.shape[0] < 2:
+        return
+    x = x.reshape(x.shape[0], -1)
+    fin = np.isfinite(x).all(axis=0)
+    if not fin.any() or np.all(np.ptp(x[:, fin], axis=0) == 0):
+        raise DegenerateRunError(f"all {x.shape[0]} {what} are identical (zero variance across "
+                                 "replicates): the Monte Carlo run is degenerate")
 
 
 def replicate(fn, seeds, progress=None):
-    """Run ``fn(random_state)`` for each child seed; stack the returned arrays along axis 0.
+    """Run ``fn(random_state_of(ss))`` for each child seed; stack the returned arrays along
+    axis 0.
 
     ``fn`` returns an array (or a tuple of arrays); the result is an array (or tuple) with a
-    leading replicate axis.
+    leading replicate axis.  The seeds must give distinct streams and the replicates must not
+    all be identical (:class:`DegenerateRunError` otherwise).
     """
+    seeds = list(seeds)
+    check_distinct(seeds)
     out = []
     for ss in seeds:
         out.append(fn(random_state_of(ss)))
         if progress is not None:
             progress.tick()
     if isinstance(out[0], tuple):
-        return tuple(np.stack([o[j] for o in out]) for j in range(len(out[0])))
-    return np.stack(out)
-
-
-class Progress:
-    """Minimal progress line on stderr (a line per update when stderr is not a terminal)."""
-
-    def __init__(self, label, total=None, stream=None, enabled=True, every=2.0):
-        self.label = label
-        self.total = total
-        self.n = 0
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.last = 0.0
-        self.every = every
-
-    def tick(self, k=1):
-        self.n += k
-        now = time.monotonic()
-        if self.enabled and now - self.last > self.every:
-            self.last = now
-            tot = f"/{self.total}" if self.total else ""
-            end = "\r" if self.stream.isatty() else "\n"
-            self.stream.write(f"  {self.label}: {self.n}{tot} ({now - self.t0:.0f} s){end}")
-            self.stream.flush()
+        res = tuple(np.stack([o[j] for o in out]) for j in range(len(out[0])))
+        check_not_degenerate(res[0])
+        return res
+    res = np.stack(out)
+    check_not_degenerate(res)
+    return res

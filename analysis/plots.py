@@ -1,23 +1,36 @@
 """Shared figure style: labelled axes with units, log scales for quantities spanning decades,
 bounds as lines, confidence bands.  Functions take results, return Figures; no computation, no
-``plt.show()``."""
+``plt.show()``.
+
+Figures are :class:`matplotlib.figure.Figure` objects made without pyplot: importing this module
+selects no backend and leaves matplotlib's global state alone (``fig.savefig`` renders with Agg).
+"""
 
 from __future__ import annotations
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+COLORS = list(matplotlib.colormaps["tab10"].colors)
 BOUND_STYLE = dict(color="k", linestyle="--", linewidth=1.4)
 
 
+def colors(n):
+    """``n`` pairwise distinct colours (tab10 up to 10, tab20 up to 20, then a sampled
+    continuous map)."""
+    if n <= 10:
+        return COLORS[:max(n, 0)]
+    if n <= 20:
+        t20 = matplotlib.colormaps["tab20"].colors
+        return [t20[i] for i in list(range(0, 20, 2)) + list(range(1, 20, 2))][:n]
+    cmap = matplotlib.colormaps["turbo"]
+    return [cmap(x) for x in np.linspace(0.05, 0.95, n)]
+
+
 def figure(ncols=1, nrows=1, width=5.0, height=3.8, **kw):
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
-                             squeeze=False, **kw)
-    fig.set_layout_engine("constrained")
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
     return fig, axes.ravel()
 
 
@@ -25,14 +38,21 @@ def band(ax, x, lo, hi, color, alpha=0.2, **kw):
     ax.fill_between(x, lo, hi, color=color, alpha=alpha, linewidth=0, **kw)
 
 
-def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7):
+def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7, ncol=1,
+           outside=False):
+    """Labels, title, grid and legend.  ``outside``: the legend right of the axes, never over
+    the data (for long legends)."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=fontsize, loc=loc)
+        if outside:
+            ax.legend(fontsize=fontsize, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                      ncol=ncol, frameon=False)
+        else:
+            ax.legend(fontsize=fontsize, loc=loc, ncol=ncol)
 
 
 def needed_vs_eps(ax, settings, rows, *, emp_key, bound_key, bound_label, ylabel, title):
@@ -56,7 +76,8 @@ def verdict_title(fig, name, verdict):
 
 
 def close(fig):
-    plt.close(fig)
+    """Release a figure (nothing to do for a pyplot-free Figure; kept for callers)."""
+    fig.clear()
 
 
 def as_array(x):

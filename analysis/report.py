@@ -3,38 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 
-__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep"]
+from analysis import repro, stats
+from analysis.repro import to_jsonable
 
-
-def to_jsonable(obj):
-    """Recursively convert numpy scalars/arrays and non-finite floats to JSON-safe values."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    return obj
+__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep", "needed_size_table"]
 
 
 def write_json(path, meta, records):
-    with open(path, "w") as fh:
-        json.dump(to_jsonable({"meta": meta, "checks": records}), fh, indent=1)
+    repro.write_json(path, {"meta": meta, "checks": records})
 
 
 def _fmt(x):
@@ -43,6 +22,39 @@ def _fmt(x):
     if isinstance(x, list) and len(x) > 6:
         return f"[{len(x)} values]"
     return str(x)
+
+
+def ci_txt(ci):
+    if not ci or not all(np.isfinite(ci)):
+        return " [CI n/a]" if ci else ""
+    return f" [{ci[0]:.0f}, {ci[1]:.0f}]"
+
+
+def over_ci(d_bound, ci_needed):
+    """Interval of the over-prediction factor size_bound / size_emp from an interval of
+    size_emp."""
+    lo, hi = ci_needed
+    return [d_bound / hi, d_bound / lo] if np.isfinite(lo) and np.isfinite(hi) else [np.nan] * 2
+
+
+def bound_power(rows, R, level):
+    """Power of the exceedance comparisons of Claims 1 and 2: per non-vacuous bound value b the
+    true exceedance probability p1(b) detected with probability >= 0.9
+    (stats.binomial_detectable_ratio); the statement gives its range over the grid."""
+    bs = sorted({c["bound"] for r in rows for c in r["comps"] if c["bound"] < 1})
+    if not bs:
+        return "none: every bound value of the grid is >= 1 (vacuous)"
+    p1 = [(b, min(stats.binomial_detectable_ratio(b, R, level) * b, np.inf)) for b in bs]
+    ok = [(b, x) for b, x in p1 if x <= 1]
+    if not ok:
+        return (f"none: with R = {R} fits per point not even R exceedances out of R push the "
+                f"Clopper-Pearson lower limit (level {level:.1e}) above a bound value of the grid")
+    lo = min(ok, key=lambda t: t[1])
+    hi = max(ok, key=lambda t: t[1])
+    return (f"a true P(sup error >= eps) of at least {lo[1]:.2f} (where the bound is "
+            f"{lo[0]:.2g}) to {hi[1]:.2f} (bound {hi[0]:.2g}); with R = {R} fits per point a "
+            f"failure probability below {lo[1]:.2f} is never detected, whatever the bound says "
+            f"(Clopper-Pearson, level {level:.1e}, {len(bs)} non-vacuous bound values)")
 
 
 def needed_size_table(rows, R, size, exceed):
@@ -62,10 +74,12 @@ def needed_size_table(rows, R, size, exceed):
                      f"{'' if r['certified'] else ' (lower bd)'}"
                      f"{' (extrap.)' if r['extrapolated'] else ''} | "
                      f"{r[size + '_bound']:.0f} | {r[size + '_vacuous_below']:.0f} | "
-                     f"**{r['over']:.0f}x** | {r['slope']:.2f} ± {r['slope_se']:.2f} | "
+                     f"**{r['over']:.0f}x**{ci_txt(r.get('over_ci'))} | "
+                     f"{r['slope']:.2f} ± {r['slope_se']:.2f} | "
                      f"{cmp_txt} | {'FAIL' if viol else 'ok'} |")
     table = (f"| d | a | diam(M) | eps | {size}_emp (95% sup <= eps) | {size}_bound (delta=0.05) "
-             f"| bound < 1 from {size} = | over-prediction | slope of q95 vs {size} "
+             f"| bound < 1 from {size} = | over-prediction [95% bootstrap CI] "
+             f"| slope of q95 vs {size} "
              "| bound comparison | |\n"
              "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     return table, fails
@@ -85,18 +99,21 @@ def write_markdown(path, meta, records, checks):
         "Verdicts: **pass** = no comparison rejected at the stated family false-alarm rate; "
         "**fail** = a claim is contradicted by the data at that rate; **vacuous** = the bound is "
         ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
-        "quantity / what the bound allows (1 = the bound is attained; claim1/claim2: "
-        "D_emp/D_bound, hoeffding: eps_emp/eps_bound, fastfood_variance: Var/bound, "
-        "fastfood_concentration: quantile/threshold).",
+        "quantity / what the bound allows (1 = the bound is attained); its meaning per check:",
         "",
-        "| check | verdict | key statistic | tightness | false-alarm rate | time (s) |",
-        "|---|---|---|---|---|---|",
+        *[f"- {r['name']}: {r['tightness_meaning']}" for r in records
+          if r.get("tightness_meaning")],
+        "",
+        "| check | verdict | key statistic | tightness | detects (power >= 0.9) "
+        "| false-alarm rate | time (s) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in records:
         t = r["tightness"]
         summ = r["summary"].replace("|", "\\|")
+        pw = (r.get("power") or "-").replace("|", "\\|")
         lines.append(f"| [{r['name']}](#{r['name']}) | **{r['verdict']}** | {summ} | "
-                     f"{'-' if t is None else _fmt(t)} | {r['false_alarm']:g} | "
+                     f"{'-' if t is None else _fmt(t)} | {pw} | {r['false_alarm']:g} | "
                      f"{r['runtime_s']:.1f}{' (cached)' if r['cached'] else ''} |")
     lines.append("")
     for r in records:
@@ -115,12 +132,17 @@ def write_markdown(path, meta, records, checks):
             f"*False alarms.* Family false-alarm rate {mod.ALPHA:g} for the whole check, "
             "split over its comparisons by Bonferroni.",
             "",
-            "*Parameters* (" + meta["mode"] + "): `" +
-            json.dumps(to_jsonable(r["params_brief"]))[:600] + "`",
+            f"*Parameters* ({meta['mode']}):",
+            "",
+            "```json",
+            json.dumps(to_jsonable(r["params_brief"]), sort_keys=False),
+            "```",
             "",
             f"*Result.* {r['summary']}",
             "",
         ]
+        if r.get("power"):
+            lines += [f"*Power.* {r['power']}", ""]
         stat = {k: v for k, v in r["statistic"].items() if not isinstance(v, (list, dict))
                 or len(v) <= 6}
         if stat:
@@ -133,14 +155,12 @@ def write_markdown(path, meta, records, checks):
         if r.get("notes"):
             lines.append("")
         lines += [f"![{r['name']}]({r['figure']})", ""]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines))
+    repro.atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def write_sweep(path_md, path_json, meta, table):
     """table: {check: {seed: verdict}}."""
-    with open(path_json, "w") as fh:
-        json.dump(to_jsonable({"meta": meta, "verdicts": table}), fh, indent=1)
+    repro.write_json(path_json, {"meta": meta, "verdicts": table})
     seeds = sorted({s for v in table.values() for s in v}) or [None]
     lines = ["# Seed sweep" + ("" if meta.get("complete", True) else " (IN PROGRESS / INCOMPLETE)"),
              "", f"Command: `{meta['command']}`; mode {meta['mode']}; "
@@ -152,5 +172,4 @@ def write_sweep(path_md, path_json, meta, table):
         bad = [str(s) for s, x in v.items() if x == "fail"]
         lines.append(f"| {name} ({len(vals)} seeds) | {vals.count('pass')} | "
                      f"{vals.count('vacuous')} | {vals.count('fail')} | {', '.join(bad) or '-'} |")
-    with open(path_md, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    repro.atomic_write_text(path_md, "\n".join(lines) + "\n")

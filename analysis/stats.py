@@ -216,3 +216,59 @@ def variance_limits(samples, level, *, axis=0):
     lo = s2 * nu / _st.chi2.isf(level, nu)
     hi = s2 * nu / _st.chi2.ppf(level, nu)
     return lo, s2, hi
+
+
+def variance_detectable_ratio(nu, level, *, two_sided=True, power=0.9):
+    """The smallest true ratios Var / v0 (above, below 1) that the scaled chi-square variance test
+    with ``nu`` degrees of freedom rejects with probability >= ``power`` at ``level`` (each tail
+    at level/2 when ``two_sided``).  Under a true ratio rho, s^2/v0 ~ rho chi2_nu / nu: the test
+    rejects above when rho chi2_nu > chi2_isf(l, nu), with probability >= power iff
+    rho >= chi2_isf(l, nu) / chi2_ppf(1 - power, nu).  Returns (up, down), up > 1 > down."""
+    lv = level / 2 if two_sided else level
+    up = _st.chi2.isf(lv, nu) / _st.chi2.ppf(1 - power, nu)
+    down = _st.chi2.ppf(lv, nu) / _st.chi2.isf(1 - power, nu)
+    return float(up), float(down)
+
+
+def binomial_detectable_ratio(p0, n, level, *, power=0.9):
+    """Power of the exceedance test "Clopper-Pearson lower limit at ``level`` > p0" with n trials:
+    the smallest true probability p1 (returned as p1 / p0) whose count makes the test reject with
+    probability >= ``power``.  inf when even n exceedances out of n cannot reject."""
+    from scipy.optimize import brentq
+
+    ks = np.arange(n + 1)
+    lo = clopper_pearson_lower(ks, n, level)
+    ok = np.nonzero(lo > p0)[0]
+    if not ok.size:
+        return float("inf")
+    c = int(ok[0])                              # the smallest count that rejects
+    f = lambda p: _st.binom.sf(c - 1, n, p) - power  # noqa: E731  P(X >= c) - power
+    if f(1.0) < 0:
+        return float("inf")
+    return float(brentq(f, 1e-15, 1.0) / p0)
+
+
+def bootstrap_needed_size(grid, samples, eps, needed, *, q=0.95, n_boot=400, level=0.05,
+                          random_state=0):
+    """Percentile-bootstrap interval for the size needed for the q-quantile of the samples to
+    reach ``eps``: ``samples`` is a list (one array of replicate values per grid size),
+    resampled independently per size; ``needed(grid, quantiles, eps)`` returns the size (or None /
+    non-finite when the curve does not reach eps).  Returns (lo, hi) of the needed size (nan when
+    fewer than half of the resamples give a finite size)."""
+    rng = np.random.default_rng(random_state)
+    grid = np.asarray(grid, float)
+    qs = []
+    for s in samples:
+        s = np.asarray(s, float)
+        idx = rng.integers(0, s.size, size=(n_boot, s.size))
+        qs.append(np.quantile(s[idx], q, axis=1))
+    qs = np.array(qs).T                                        # (n_boot, n_sizes)
+    vals = []
+    for row in qs:
+        v = needed(grid, row, eps)
+        vals.append(v if v is not None and np.isfinite(v) else np.nan)
+    vals = np.asarray(vals, float)
+    if np.mean(np.isfinite(vals)) < 0.5:
+        return float("nan"), float("nan")
+    vals = vals[np.isfinite(vals)]
+    return float(np.quantile(vals, level / 2)), float(np.quantile(vals, 1 - level / 2))

@@ -69,7 +69,7 @@ def compute(p):
         rks = RFF(2 * (n // scale), sigma=np.sqrt(d), features="paired", random_state=seed,
                   n_threads=1).fit(x)
         rks_med, rks_min = _time_one(rks, x, max(3, p["repeats"] // scale))
-        rks_bytes = int(rks.random_weights_.nbytes * scale)
+        rks_bytes = int(rks.frequencies_.nbytes * scale)
         del rks
         out.append(dict(d=d, n=n, ff_median=ff_med, ff_min=ff_min, rks_median=rks_med * scale,
                         rks_min=rks_min * scale, extrapolated=scale, ff_bytes=ff_bytes,

@@ -5,11 +5,14 @@ Feature maps
 RandomFourierFeatures  random Fourier features (Rahimi & Recht 2007, Algorithm 1)
 RandomBinningFeatures  random binning features (Rahimi & Recht 2007, Algorithm 2), sparse CSR
 Fastfood               Fastfood features in O(n log d) (Le, Sarlós & Smola 2013)
+StructuredOrthogonalFeatures  SORF, (sqrt(d)/sigma) H D1 H D2 H D3 in O(n log d) (Yu et al. 2016)
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 
 Kernels
 -------
-kernels                exact shift-invariant kernels and their spectral samplers
+kernels                one hierarchy of exact shift-invariant kernels (spectral samplers for RFF
+                       and Fastfood, pitch laws for binning) and one registry of names
+                       (kernels.get_kernel, kernels.kernel_names)
 
 Learners and data
 -----------------
@@ -25,6 +28,7 @@ from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
+from randfeat.sorf import StructuredOrthogonalFeatures
 
 __version__ = "0.1.0"
 
@@ -34,6 +38,7 @@ __all__ = [
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",
     "RandomFourierFeatures",
+    "StructuredOrthogonalFeatures",
     "__version__",
     "fwht",
     "is_power_of_two",

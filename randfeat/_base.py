@@ -2,25 +2,111 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import validate_data
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat._validation import check_n_threads, check_random_state
+from randfeat.kernels import ShiftInvariantKernel, get_kernel
 
-__all__ = ["RandomFeaturesBase"]
+__all__ = ["RandomFeaturesBase", "data_sigma"]
 
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
+#: rows of the seeded subsample of the median heuristic (at most n(n-1)/2 = 499,500 distances)
+MEDIAN_SUBSAMPLE = 1000
+#: seed of that subsample: fixed, so sigma_ depends on X only (not on random_state, whose stream
+#: then draws the same random parameters as with a numeric sigma)
+MEDIAN_SEED = 20071203
+
+# parameters that transform may read without refitting (they never change the map)
+_TRANSFORM_FREE_PARAMS = frozenset({"n_threads"})
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence,
+                      np.random.RandomState)):
+        return False  # compared by identity: a different generator object is a different seed
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # noqa: BLE001 - incomparable values count as changed
+        return False
+
+
+def data_sigma(rule, X) -> float:
+    r"""Length scale chosen from the data by ``rule`` (``sigma="scale"`` or ``"median"``).
+
+    ``"scale"``: the :math:`\sigma` that scikit-learn's ``gamma="scale"`` implies,
+    :math:`\gamma = 1/(d\,\operatorname{Var}(X))` (variance of all entries of X, as in
+    :class:`sklearn.svm.SVC`; :math:`\gamma = 1` when the variance is 0) and
+    :math:`\sigma = 1/\sqrt{2\gamma} = \sqrt{d\,\operatorname{Var}(X)/2}`.
+
+    ``"median"``: the median heuristic, the median Euclidean distance between distinct rows of a
+    subsample of at most ``MEDIAN_SUBSAMPLE`` = 1000 rows drawn without replacement with a fixed
+    seed (so it depends on X only); zero distances (duplicate rows) are left out, and 1.0 is used
+    when every distance is zero.
+
+    Parameters
+    ----------
+    rule : {"scale", "median"}
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(500, 8))
+    >>> round(data_sigma("scale", X), 1), round(data_sigma("median", X), 1)  # ~2, ~sqrt(2*8)
+    (2.0, 3.8)
+    """
+    n, d = X.shape
+    if rule == "scale":
+        if sp.issparse(X):
+            mean = float(X.sum(dtype=np.float64)) / (n * d)
+            var = float(X.multiply(X).sum(dtype=np.float64)) / (n * d) - mean * mean
+        else:
+            var = float(np.var(X, dtype=np.float64))
+        gamma = 1.0 / (d * var) if var > 0 else 1.0
+        return float(np.sqrt(0.5 / gamma))
+    if rule == "median":
+        from sklearn.metrics.pairwise import euclidean_distances
+        rows = np.arange(n)
+        if n > MEDIAN_SUBSAMPLE:
+            rows = np.sort(np.random.default_rng(MEDIAN_SEED).choice(n, MEDIAN_SUBSAMPLE,
+                                                                     replace=False))
+        Xs = X[rows]
+        Xs = Xs.astype(np.float64) if sp.issparse(Xs) else np.asarray(Xs, dtype=np.float64)
+        D = euclidean_distances(Xs)[np.triu_indices(len(rows), 1)]
+        D = D[D > 0]
+        return float(np.median(D)) if D.size else 1.0
+    raise ValueError(f"unknown sigma rule {rule!r}; use a positive number, 'scale' or 'median'")
+
 
 class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Base class: input validation, dtype tags, ``random_state`` and ``n_threads`` resolution.
+    """Base class: input validation, dtype tags, ``random_state``, ``n_threads``, the kernel rule
+    and atomic fits.
 
     Subclasses declare ``_parameter_constraints`` (validated by ``fit`` through
-    ``sklearn.base._fit_context``), set ``_n_features_out`` in ``fit`` (used by
-    ``get_feature_names_out``) and never draw random numbers outside ``fit``.
+    ``sklearn.base._fit_context``), build their fitted state aside and publish it with
+    :meth:`_publish` (which also records ``_n_features_out``, used by
+    ``get_feature_names_out``), and never draw random numbers outside ``fit``.
+
+    One rule for a kernel and ``sigma`` (:meth:`_resolve_kernel`): ``sigma=None`` (the default)
+    means the kernel's own length scale -- a kernel instance's ``sigma``, or 1.0 for a kernel
+    given by name; a number or ``"scale"``/``"median"`` sets the length scale of a kernel given
+    by name; with a kernel instance, any ``sigma`` other than None is a ValueError.
     """
 
+    # ---------------------------------------------------------------- input
     def _validate_X(self, X, *, reset: bool, accept_sparse=False):
         """float32/float64 C-ordered finite array (ints become float64); checks n_features_in_.
 
@@ -30,6 +116,8 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         ``sum`` (NaN/Inf propagate through it; an overflowing sum of finite values falls
         back to the full check): sklearn's ``validate_data`` costs ~50-300 us per call, which
         dominates one-vector latency.  Everything else goes through ``validate_data``.
+        ``accept_sparse`` (e.g. ``("csr", "csc")``) lets scipy.sparse input through (float32 or
+        float64 data, finite).
         """
         if (not reset and type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FAST_DTYPES
                 and X.flags.c_contiguous and X.shape[0] > 0
@@ -51,20 +139,124 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         but huge input can overflow w'x (float32 near 1e36, float64 near 1e306), and the
         features would silently be NaN."""
         if n_bad:
+            big = abs(X).max() if sp.issparse(X) else np.max(np.abs(X))
             raise ValueError(
                 f"{type(self).__name__}.transform: the random projections of some rows of X "
                 f"overflowed to a non-finite value ({X.dtype} input with entries up to "
-                f"|x| = {float(np.max(np.abs(X))):.3g}), so their features would be NaN; "
+                f"|x| = {float(big):.3g}), so their features would be NaN; "
                 "rescale X (e.g. with sklearn.preprocessing.StandardScaler)"
                 + (" or pass float64 input" if X.dtype == np.float32 else ""))
 
+    # ---------------------------------------------------------------- parameters
     def _rng(self) -> np.random.Generator:
         return check_random_state(self.random_state)
 
     def _n_threads(self) -> int:
         return check_n_threads(self.n_threads)
 
+    def _resolve_kernel(self, X, require, **params):
+        """The kernel of this fit, by the one rule of every randfeat transformer.
+
+        ``self.kernel`` is a registered name, a kernel instance (or, for random binning, a pitch
+        sampler); ``self.sigma`` is None, a positive number or ``"scale"``/``"median"``
+        (:func:`data_sigma` on ``X``).  A kernel instance with a ``sigma`` other than None raises
+        ValueError (it has its own length scale); a name takes ``sigma`` (1.0 when None).
+        ``require`` ("fourier", "fastfood" or "binning") refuses kernels the map cannot
+        approximate; ``params`` are the name's extra parameters (``nu``, ``t``, ``a``, ...).
+        """
+        sigma = self.sigma
+        if isinstance(sigma, str) and not isinstance(self.kernel, ShiftInvariantKernel):
+            if X is None:
+                raise ValueError(f"{type(self).__name__}: sigma={sigma!r} (a length scale chosen "
+                                 "from the data) is not available here; pass a number")
+            sigma = data_sigma(sigma, X)
+        return get_kernel(self.kernel, sigma, require=require, who=type(self).__name__,
+                          **params)
+
+    # ---------------------------------------------------------------- fitted state
+    def _fit_atomic(self, build, X):
+        """Validate ``X`` (resetting ``n_features_in_``), call ``state = build(X)`` and publish
+        the state in one step.  If ``build`` raises (including KeyboardInterrupt and
+        MemoryError), the previous fitted state is left whole: ``n_features_in_`` and
+        ``feature_names_in_``, which validation sets, are restored."""
+        keys = ("n_features_in_", "feature_names_in_")
+        saved = {k: self.__dict__[k] for k in keys if k in self.__dict__}
+        try:
+            X = self._validate_X(X, reset=True, accept_sparse=self._accept_sparse)
+            state = build(X)
+        except BaseException:
+            for k in keys:
+                self.__dict__.pop(k, None)
+            self.__dict__.update(saved)
+            raise
+        self._publish(state)
+        return X
+
+    _accept_sparse = False
+
+    def _publish(self, state):
+        """Replace every fitted attribute by ``state`` in one step.
+
+        The new ``__dict__`` (parameters, ``n_features_in_``, ``feature_names_in_``, ``state``
+        and the parameters it was fitted with) is built aside and assigned in one operation, so a
+        Ctrl-C, a MemoryError or a concurrent ``transform`` never sees half of it; attributes of
+        the previous fit that ``state`` does not set (e.g. ``offsets_`` of a phase map refitted
+        as a paired one) are dropped.
+        """
+        params = self.get_params(deep=False)
+        stale = set(self.__dict__.get("_fitted_keys", ()))
+        new = {k: v for k, v in self.__dict__.items()
+               if k in params or k in ("n_features_in_", "feature_names_in_")
+               or not (k in stale or (k.endswith("_") and not k.startswith("__")))}
+        new.update(state)
+        new["_fitted_params"] = {k: v for k, v in params.items()
+                                 if k not in _TRANSFORM_FREE_PARAMS}
+        new["_fitted_keys"] = tuple(state)
+        self.__dict__ = new
+
+    def __setstate__(self, state):
+        """Unpickling keeps the fitted arrays read-only (pickle does not keep the flag)."""
+        super().__setstate__(state)
+        for k in self.__dict__.get("_fitted_keys", ()):
+            v = self.__dict__.get(k)
+            if isinstance(v, np.ndarray) and v.flags.owndata:
+                v.flags.writeable = False
+
+    def _fitted_state(self):
+        """One consistent snapshot (the instance ``__dict__``) of a fitted estimator whose
+        parameters are those it was fitted with; NotFittedError otherwise."""
+        state = self.__dict__
+        fitted = state.get("_fitted_params")
+        if fitted is None:
+            check_is_fitted(self)
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
+                                 "'fit' with appropriate arguments before using this estimator.")
+        changed = [k for k, v in fitted.items() if not _same(state.get(k, v), v)]
+        if changed:
+            what = ", ".join(f"{k}={state.get(k)!r} (fitted with {fitted[k]!r})"
+                             for k in changed)
+            raise NotFittedError(
+                f"{type(self).__name__}: the parameters changed after fit ({what}), so the "
+                "fitted random parameters no longer match them; call fit again (or "
+                "set_params back to the fitted values)")
+        return state
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = bool(self._accept_sparse)
         return tags
+
+
+def _odd_paired(P, m, b):
+    r"""Odd paired width ``D = 2m - 1`` from the paired features ``P = s[cos(Vx) | sin(Vx)]`` of
+    ``m`` frequencies (``s = sqrt(2/D)``): the first ``m - 1`` pairs, then
+    ``s cos(w_m'x + b) = s cos(w_m'x) cos b - s sin(w_m'x) sin b`` (the phase-shifted feature of
+    the last frequency, ``b = offsets_[0]``)."""
+    n, h = P.shape[0], m - 1
+    out = np.empty((n, 2 * h + 1), dtype=P.dtype)
+    out[:, :h] = P[:, :h]
+    out[:, h:2 * h] = P[:, m:m + h]
+    b0 = float(b[0])
+    out[:, 2 * h] = P[:, h] * P.dtype.type(math.cos(b0)) - P[:, m + h] * P.dtype.type(math.sin(b0))
+    return out

@@ -10,9 +10,13 @@ import numbers
 import os
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = [
+    "LENGTH_SCALE_CONSTRAINT",
+    "N_THREADS_CONSTRAINT",
+    "RANDOM_STATE_CONSTRAINT",
+    "SIGMA_CONSTRAINT",
     "as_float_array",
     "check_finite",
     "check_n_threads",
@@ -86,9 +90,29 @@ def effective_n_cpus() -> int:
     return max(1, n)
 
 
-# scikit-learn parameter constraint of ``n_threads`` (validated in ``fit``; see check_n_threads)
+# scikit-learn parameter constraints shared by every estimator (one object each, validated in
+# ``fit`` by ``sklearn.base._fit_context``; invalid values raise InvalidParameterError, which is a
+# ValueError and a TypeError).
+
+#: ``n_threads``: None, a positive count or a negative count back from all CPUs; 0 is an error
+#: (see check_n_threads).
 N_THREADS_CONSTRAINT = [None, Interval(numbers.Integral, 1, None, closed="left"),
                         Interval(numbers.Integral, None, -1, closed="right")]
+
+#: ``random_state``: None, an int in [0, 2**32 - 1], a legacy RandomState, or a numpy Generator,
+#: SeedSequence or BitGenerator (see check_random_state).
+RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator, np.random.SeedSequence,
+                           np.random.BitGenerator]
+
+#: ``sigma`` of the feature maps: None (the kernel instance's own, or 1.0 for a kernel given by
+#: name), a positive finite length scale, or a data-driven rule, "scale" or "median"
+#: (see randfeat._base.RandomFeaturesBase._resolve_kernel).
+SIGMA_CONSTRAINT = [None, Interval(numbers.Real, 0.0, None, closed="neither"),
+                    StrOptions({"scale", "median"})]
+
+#: ``sigma`` of a map that takes no data-driven rule (random binning, whose grids are drawn
+#: before the data are seen): None or a positive finite length scale, the same rule otherwise.
+LENGTH_SCALE_CONSTRAINT = SIGMA_CONSTRAINT[:2]
 
 
 def check_n_threads(n_threads) -> int:

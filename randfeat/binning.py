@@ -64,15 +64,27 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import special
 from sklearn.base import _fit_context
-from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._binning_layout import fit_cells as _fit_cells
 from randfeat._lib import _binning
+from randfeat._validation import (
+    LENGTH_SCALE_CONSTRAINT,
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+)
+from randfeat.kernels import (  # noqa: F401  (the kernel classes live in randfeat.kernels)
+    BinningKernel,
+    CustomBinningKernel,
+    InversePowerBinningKernel,
+    LaplacianBinningKernel,
+    LaplacianKernel,
+    ShiftInvariantKernel,
+    StretchedExponentialBinningKernel,
+)
 
 __all__ = [
     "BinningKernel",
@@ -81,366 +93,12 @@ __all__ = [
     "LaplacianBinningKernel",
     "RandomBinningFeatures",
     "StretchedExponentialBinningKernel",
-    "get_binning_kernel",
 ]
-
-# Kernels a user may reasonably ask for that random binning cannot represent (Lemma 1).
-_NON_CONVEX = {
-    "gaussian": "exp(-t^2/2) is concave for t < 1",
-    "rbf": "exp(-t^2/2) is concave for t < 1",
-    "cauchy": "1/(1 + t^2) is concave for t < 1/sqrt(3)",
-    "matern": "Matérn profiles with nu > 1/2 are concave near 0 (nu = 1/2 is the Laplacian)",
-    "sinc": "sin(t)/t changes sign and is concave near 0",
-    "ballsum": "Fastfood's ball-sum profiles are concave near 0 (and change sign)",
-}
-
-
-def _as_positive_real(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {value!r} "
-                        f"of type {type(value).__name__}")
-    value = float(value)
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
-
-
-class BinningKernel:
-    r"""A separable kernel :math:`\prod_m \kappa(|\Delta_m|/\sigma)` with a convex profile.
-
-    Subclasses define the unit-scale profile :math:`\kappa(t)`, its first two derivatives and
-    an exact sampler of the unit pitch law :math:`t\,\kappa''(t)`; this base class adds the scale
-    ``sigma`` (pitches scale by ``sigma``) and the derived quantities.
-
-    Parameters
-    ----------
-    sigma : float, default=1.0
-        Length scale: :math:`k(\Delta) = \prod_m \kappa(|\Delta_m| / \sigma)`.
-    """
-
-    name = "binning"
-
-    def __init__(self, sigma=1.0):
-        self.sigma = _as_positive_real(sigma, "sigma")
-
-    # -- unit-scale definition (override) -----------------------------------------------------
-    def _unit_profile(self, t):
-        raise NotImplementedError
-
-    def _unit_dprofile(self, t):
-        raise NotImplementedError
-
-    def _unit_d2profile(self, t):
-        raise NotImplementedError
-
-    def _unit_sample(self, size, rng):
-        raise NotImplementedError
-
-    def _params(self):
-        return {}
-
-    # -- public API ------------------------------------------------------------------------------
-    def profile(self, delta):
-        r"""1-D profile :math:`\kappa(|\Delta|/\sigma)` (elementwise; ``profile(0) == 1``)."""
-        return self._unit_profile(np.abs(np.asarray(delta, dtype=np.float64)) / self.sigma)
-
-    def k(self, delta):
-        r"""Kernel at differences ``delta`` (..., d): :math:`\prod_m \kappa(|\Delta_m|/\sigma)`."""
-        delta = np.asarray(delta, dtype=np.float64)
-        if delta.ndim == 0:
-            return self.profile(delta)
-        return np.prod(self.profile(delta), axis=-1)
-
-    def gram(self, X, Y=None):
-        """Exact Gram matrix ``K[i, j] = k(X[i] - Y[j])`` (``Y = X`` when omitted)."""
-        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        Y = X if Y is None else np.atleast_2d(np.asarray(Y, dtype=np.float64))
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} "
-                             f"and {Y.shape[1]}")
-        K = np.ones((X.shape[0], Y.shape[0]))
-        for m in range(X.shape[1]):
-            K *= self.profile(X[:, m, None] - Y[None, :, m])
-        return K
-
-    __call__ = gram
-
-    def pitch_pdf(self, delta):
-        r"""Pitch density :math:`p(\delta) = \delta\,\kappa_\sigma''(\delta)` (Lemma 1)."""
-        t = np.asarray(delta, dtype=np.float64) / self.sigma
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            out = np.where(t > 0, t * self._unit_d2profile(np.where(t > 0, t, 1.0)), 0.0)
-        return out / self.sigma
-
-    def pitch_cdf(self, delta):
-        r"""Pitch CDF :math:`F(\delta) = 1 - \kappa(t) + t\,\kappa'(t)`, :math:`t = \delta/\sigma`.
-
-        (Integrate Lemma 1's density by parts.)
-        """
-        t = np.asarray(delta, dtype=np.float64) / self.sigma
-        tt = np.where(t > 0, t, 1.0)
-        with np.errstate(invalid="ignore", over="ignore"):
-            out = 1.0 - self._unit_profile(tt) + tt * self._unit_dprofile(tt)
-        return np.where(t > 0, np.clip(out, 0.0, 1.0), 0.0)
-
-    def sample_pitch(self, size, rng):
-        """Draw pitches (float64, may be ``inf`` for heavy-tailed laws) of shape ``size``."""
-        t = np.asarray(self._unit_sample(size, rng), dtype=np.float64)
-        return t * self.sigma
-
-    def rescaled(self, factor):
-        """Same kernel with length scale ``sigma * factor``."""
-        params = dict(self._params())
-        params["sigma"] = self.sigma * _as_positive_real(factor, "sigma")
-        return type(self)(**params)
-
-    def __repr__(self):
-        params = ", ".join(f"{k}={v!r}" for k, v in {**self._params(), "sigma": self.sigma}.items())
-        return f"{type(self).__name__}({params})"
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._params() == other._params() and \
-            self.sigma == other.sigma
-
-    def __hash__(self):
-        return hash((type(self).__name__, self.sigma, tuple(sorted(self._params().items()))))
-
-
-class LaplacianBinningKernel(BinningKernel):
-    r"""Laplacian :math:`\exp(-\|\Delta\|_1/\sigma)`; pitch :math:`\delta \sim` Gamma(2, scale σ).
-
-    :math:`p(\delta) = \delta e^{-\delta/\sigma}/\sigma^2` (THEORY §3.3), sampled exactly by
-    :meth:`numpy.random.Generator.gamma` — never truncated (truncating the Gamma law, e.g. by
-    rejection on [0, 1], biases the kernel; THEORY pitfall 9).
-    """
-
-    name = "laplacian"
-
-    def _unit_profile(self, t):
-        return np.exp(-t)
-
-    def _unit_dprofile(self, t):
-        return -np.exp(-t)
-
-    def _unit_d2profile(self, t):
-        return np.exp(-t)
-
-    def _unit_sample(self, size, rng):
-        return rng.gamma(2.0, 1.0, size=size)
-
-
-class InversePowerBinningKernel(BinningKernel):
-    r"""Inverse power :math:`\prod_m (1 + |\Delta_m|/\sigma)^{-a}`, :math:`a > 0`.
-
-    Pitch density :math:`a(a+1)\,t\,(1+t)^{-a-2}/\sigma` with :math:`t = \delta/\sigma`, i.e.
-    :math:`t` is beta-prime(2, a): :math:`t = B/(1-B)` with :math:`B \sim` Beta(2, a).  Sampled by
-    inverse CDF (``scipy.special.betaincinv``), computing :math:`B` and :math:`1 - B` from their
-    own quantile functions (whichever is below 1/2) so the heavy tail
-    (:math:`P(t > s) \sim (a+1) s^{-a}`) keeps full relative precision.  For small ``a``
-    pitches can be astronomically large (up to ~1e308) or ``inf``; both are handled exactly (an
-    infinite pitch puts every point in one cell: its hat kernel is 1).
-    """
-
-    name = "inverse_power"
-
-    def __init__(self, a=1.0, sigma=1.0):
-        self.a = _as_positive_real(a, "a")
-        super().__init__(sigma)
-
-    def _params(self):
-        return {"a": self.a}
-
-    def _unit_profile(self, t):
-        return (1.0 + t) ** (-self.a)
-
-    def _unit_dprofile(self, t):
-        return -self.a * (1.0 + t) ** (-self.a - 1.0)
-
-    def _unit_d2profile(self, t):
-        return self.a * (self.a + 1.0) * (1.0 + t) ** (-self.a - 2.0)
-
-    def _unit_sample(self, size, rng):
-        U = rng.random(size)
-        # B = F^{-1}(U) for Beta(2, a) and C = 1 - B; compute the smaller of the two from its own
-        # quantile function (Beta(a, 2) for C), so both keep full relative precision
-        u_half = special.betainc(2.0, self.a, 0.5)  # F(1/2): B < 1/2 iff U < u_half
-        low = U < u_half
-        B = np.empty_like(U)
-        C = np.empty_like(U)
-        B[low] = special.betaincinv(2.0, self.a, U[low])
-        C[low] = 1.0 - B[low]
-        C[~low] = special.betaincinv(self.a, 2.0, 1.0 - U[~low])
-        B[~low] = 1.0 - C[~low]
-        with np.errstate(divide="ignore"):
-            return B / C
-
-
-class StretchedExponentialBinningKernel(BinningKernel):
-    r"""Stretched exponential :math:`\prod_m \exp(-(|\Delta_m|/\sigma)^q)`, :math:`0 < q \le 1`.
-
-    With :math:`s = t^q` the pitch CDF is :math:`1 - e^{-s}(1 + q s)`, whose density in
-    :math:`s` is :math:`e^{-s}(1 - q + q s)`: the mixture :math:`q\,\mathrm{Gamma}(2, 1) +
-    (1-q)\,\mathrm{Exp}(1)`.  So :math:`t = s^{1/q}` is sampled exactly (no numerical inversion).
-    ``q = 1`` is the Laplacian.  :math:`E[1/\delta] = \infty` for :math:`q < 1`.
-    """
-
-    name = "stretched_exponential"
-
-    def __init__(self, q=0.5, sigma=1.0):
-        q = _as_positive_real(q, "q")
-        if q > 1:
-            raise ValueError(f"q must be in (0, 1] (the profile exp(-t^q) is concave near 0 for "
-                             f"q > 1, so random binning cannot represent it); got {q!r}")
-        self.q = q
-        super().__init__(sigma)
-
-    def _params(self):
-        return {"q": self.q}
-
-    def _unit_profile(self, t):
-        return np.exp(-(t ** self.q))
-
-    def _unit_dprofile(self, t):
-        q = self.q
-        return -q * t ** (q - 1.0) * np.exp(-(t ** q))
-
-    def _unit_d2profile(self, t):
-        q = self.q
-        return (q * (1.0 - q) * t ** (q - 2.0) + q * q * t ** (2.0 * q - 2.0)) * np.exp(-(t ** q))
-
-    def _unit_sample(self, size, rng):
-        gamma2 = rng.gamma(2.0, 1.0, size=size)
-        expo = rng.standard_exponential(size=size)
-        pick = rng.random(size) < self.q
-        s = np.where(pick, gamma2, expo)
-        with np.errstate(over="ignore"):
-            return s ** (1.0 / self.q)
-
-
-class CustomBinningKernel(BinningKernel):
-    r"""A user-supplied pitch law, optionally with its exact unit profile.
-
-    Parameters
-    ----------
-    sample_pitch : callable
-        ``sample_pitch(size, rng) -> pitches``: unit-scale pitches (positive, may be ``inf``) of
-        shape ``size`` drawn from :math:`t\,\kappa''(t)` using the :class:`numpy.random.Generator`
-        ``rng`` (no other source of randomness, so ``random_state`` makes fits reproducible).
-    profile : callable, optional
-        Unit-scale :math:`\kappa(t)` for :math:`t \ge 0`, needed only by :meth:`k`, :meth:`gram`
-        and :meth:`profile` (tests and analysis).  Lemma 1 fixes it given the law:
-        :math:`\kappa(t) = E[\max(0, 1 - t/\delta)]`.
-    sigma : float, default=1.0
-        Scale applied to the pitches and the profile.
-
-    Examples
-    --------
-    The hat kernel :math:`\max(0, 1 - |\Delta|)` has a point-mass pitch law at 1:
-
-    >>> import numpy as np
-    >>> hat = CustomBinningKernel(lambda size, rng: np.ones(size),
-    ...                           profile=lambda t: np.maximum(0.0, 1.0 - t))
-    >>> float(hat.k(np.array([0.25, 0.5])))
-    0.375
-    """
-
-    name = "custom"
-
-    def __init__(self, sample_pitch, profile=None, sigma=1.0):
-        if not callable(sample_pitch):
-            raise TypeError(f"sample_pitch must be callable as sample_pitch(size, rng), got "
-                            f"{sample_pitch!r} of type {type(sample_pitch).__name__}")
-        if profile is not None and not callable(profile):
-            raise TypeError(f"profile must be None or a callable profile(t), got {profile!r}")
-        self.sample_pitch_fn = sample_pitch
-        self.profile_fn = profile
-        super().__init__(sigma)
-
-    def _params(self):
-        return {"sample_pitch": self.sample_pitch_fn, "profile": self.profile_fn}
-
-    def _unit_profile(self, t):
-        if self.profile_fn is None:
-            raise ValueError("this CustomBinningKernel has no exact profile; pass "
-                             "profile=callable(t) to CustomBinningKernel to evaluate the kernel")
-        return np.asarray(self.profile_fn(t), dtype=np.float64)
-
-    def pitch_pdf(self, delta):
-        raise NotImplementedError("CustomBinningKernel knows its pitch law only by its sampler")
-
-    def pitch_cdf(self, delta):
-        raise NotImplementedError("CustomBinningKernel knows its pitch law only by its sampler")
-
-    def _unit_sample(self, size, rng):
-        out = np.asarray(self.sample_pitch_fn(size, rng), dtype=np.float64)
-        if out.shape != tuple(np.atleast_1d(size)):
-            raise ValueError(f"sample_pitch(size={size}, rng) must return an array of shape "
-                             f"{tuple(np.atleast_1d(size))}, got shape {out.shape}")
-        if np.isnan(out).any() or (out <= 0).any():
-            raise ValueError("sample_pitch must return positive pitches (inf allowed); got "
-                             f"min {np.nanmin(out) if not np.isnan(out).all() else np.nan!r} "
-                             "or NaN")
-        return out
-
-
-_KERNELS = {
-    "laplacian": (LaplacianBinningKernel, ()),
-    "inverse_power": (InversePowerBinningKernel, ("a",)),
-    "stretched_exponential": (StretchedExponentialBinningKernel, ("q",)),
-}
-
-
-def get_binning_kernel(kernel="laplacian", *, sigma=1.0, kernel_params=None):
-    """Resolve ``kernel`` (name, :class:`BinningKernel` or pitch-sampler callable) to a kernel.
-
-    A name builds the kernel with ``sigma`` and ``kernel_params`` (``{"a": ...}`` for
-    ``"inverse_power"``, ``{"q": ...}`` for ``"stretched_exponential"``).  A
-    :class:`BinningKernel` instance is rescaled by ``sigma`` (its own ``sigma`` times this one).
-    A callable is wrapped as :class:`CustomBinningKernel` ``(kernel, sigma=sigma)``.
-    Kernels whose profile is not convex are refused with the reason (Lemma 1).
-    """
-    sigma = _as_positive_real(sigma, "sigma")
-    params = {} if kernel_params is None else dict(kernel_params)
-    if isinstance(kernel, BinningKernel):
-        if params:
-            raise ValueError("kernel_params must be None when kernel is a BinningKernel "
-                             f"instance; got {kernel_params!r}")
-        return kernel.rescaled(sigma)
-    if isinstance(kernel, str):
-        key = kernel.lower()
-        if key in _NON_CONVEX:
-            raise ValueError(
-                f"kernel={kernel!r} cannot be approximated by random binning: the pitch density "
-                "p(delta) = delta * k''(delta) of Rahimi & Recht's Lemma 1 must be a probability "
-                f"density, so the 1-D profile k must be convex (k'' >= 0), but {_NON_CONVEX[key]}."
-                " Use random Fourier features for this kernel, or a convex-profile kernel: "
-                f"{sorted(_KERNELS)}")
-        if key not in _KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(_KERNELS)}, a BinningKernel or a "
-                             f"callable sample_pitch(size, rng); got {kernel!r}")
-        cls, allowed = _KERNELS[key]
-        unknown = set(params) - set(allowed)
-        if unknown:
-            raise ValueError(f"kernel_params {sorted(unknown)} not understood by kernel "
-                             f"{kernel!r} (accepted: {list(allowed)})")
-        return cls(**params, sigma=sigma)
-    if callable(kernel):
-        if params:
-            raise ValueError("kernel_params must be None when kernel is a callable; got "
-                             f"{kernel_params!r}")
-        return CustomBinningKernel(kernel, sigma=sigma)
-    raise TypeError(f"kernel must be a string, a BinningKernel or a callable sample_pitch(size, "
-                    f"rng); got {kernel!r} of type {type(kernel).__name__}")
-
 
 # Largest output width: column indices are int64.
 _MAX_COLUMNS = 2 ** 63 - 1
 # A fit whose output has more columns than this warns (see RandomBinningFeatures, Notes).
 WIDTH_WARNING_COLUMNS = 10 ** 7
-# Attributes a fit sets (replaced together by the next fit).
-_FITTED_ATTRS = ("kernel_", "widths_", "shifts_", "hash_salt_", "n_cells_", "column_offsets_",
-                 "n_columns_", "_fitted")
-
 
 class WideBinningWarning(UserWarning):
     """A random binning fit creates more than ``WIDTH_WARNING_COLUMNS`` output columns."""
@@ -466,7 +124,6 @@ class _Fitted(NamedTuple):
     salt: int
     hash_size: int | None    # hashing mode: K; exact mode: None
     cells: object            # exact mode: randfeat._lib._binning.CellMap; hashing mode: None
-    params: dict             # the map's parameters at fit time
 
     @property
     def n_columns(self):
@@ -480,20 +137,6 @@ def _frozen(a):
     a = np.array(a, dtype=np.float64, order="C", copy=True)
     a.setflags(write=False)
     return a
-
-
-def _same(a, b):
-    """``a`` and ``b`` are the same parameter value (identity, or equal values of one type)."""
-    if a is b:
-        return True
-    if type(a) is not type(b) or isinstance(a, (np.random.Generator, np.random.RandomState,
-                                                 np.random.BitGenerator,
-                                                 np.random.SeedSequence)):
-        return False
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 (e.g. arrays: not the same value)
-        return False
 
 
 def _index_dtype(n_columns):
@@ -537,9 +180,10 @@ default="laplacian"
         The 1-D profile :math:`\kappa` (see the module table).  A callable is a unit-scale pitch
         sampler ``pitch(size, rng) -> pitches`` (wrapped in :class:`CustomBinningKernel`).
         Non-convex kernels ("gaussian", "cauchy", "matern", ...) raise ValueError (Lemma 1).
-    sigma : float, default=1.0
-        Length scale: pitches are ``sigma`` times the unit pitch law.  With a BinningKernel
-        instance the effective scale is ``kernel.sigma * sigma``.
+    sigma : float or None, default=None
+        Length scale of a kernel given by name or callable (None: 1.0): pitches are ``sigma``
+        times the unit pitch law.  A kernel instance (e.g. ``randfeat.kernels.LaplacianKernel(2)``)
+        carries its own ``sigma``; ``sigma`` must then stay None (ValueError otherwise).
     kernel_params : dict, default=None
         Shape parameters of a named kernel: ``{"a": a}`` for "inverse_power" (default a = 1),
         ``{"q": q}`` for "stretched_exponential" (default q = 0.5).
@@ -670,18 +314,17 @@ default="laplacian"
     _parameter_constraints = {
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": [str, BinningKernel, callable],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma": LENGTH_SCALE_CONSTRAINT,
         "kernel_params": [dict, None],
         "hash_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
-                         np.random.BitGenerator],
-        "n_threads": [numbers.Integral, None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_threads": N_THREADS_CONSTRAINT,
     }
 
     # fingerprint bits kept by the cell map: a test seam for the collision model (never change)
     _fingerprint_bits = 96
 
-    def __init__(self, n_grids=30, *, kernel="laplacian", sigma=1.0, kernel_params=None,
+    def __init__(self, n_grids=30, *, kernel="laplacian", sigma=None, kernel_params=None,
                  hash_size=None, random_state=None, n_threads=None):
         self.n_grids = n_grids
         self.kernel = kernel
@@ -693,7 +336,7 @@ default="laplacian"
 
     # -- fitting ---------------------------------------------------------------------------------
     def _sample_grids(self, d):
-        kern = get_binning_kernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params)
+        kern = self._resolve_kernel(None, "binning", **(self.kernel_params or {}))
         rng = self._rng()
         P = int(self.n_grids)
         widths = np.asarray(kern.sample_pitch((P, d), rng), dtype=np.float64)
@@ -729,7 +372,6 @@ default="laplacian"
         kern, widths, shifts, inv, salt, rng = self._sample_grids(d)
         P = widths.shape[0]
         n_thr = self._n_threads()
-        params = self._map_params()
         if self.hash_size is not None:
             K = int(self.hash_size)
             if P * K > _MAX_COLUMNS:
@@ -751,60 +393,28 @@ default="laplacian"
         n_columns = int(col_offsets[-1])
         state = _Fitted(n_features=d, shifts=_frozen(shifts), inv_widths=_frozen(inv),
                         salt=salt, hash_size=None if cells is not None else int(self.hash_size),
-                        cells=cells, params=params)
+                        cells=cells)
+        for a in (widths, shifts, n_cells, col_offsets):  # public copies, read-only as in
+            a.flags.writeable = False                     # every randfeat transformer
         attrs = {"kernel_": kern, "widths_": widths, "shifts_": shifts, "hash_salt_": salt,
                  "n_cells_": n_cells, "column_offsets_": col_offsets, "n_columns_": n_columns,
                  "_fitted": state}
         return state, attrs, assign
 
-    def _fit_atomic(self, X, store_assign):
-        """Validate ``X``, build the new state aside and publish it in one step.
+    def _fit_binning(self, X, store_assign):
+        """Validate ``X``, build the new state aside and publish it in one step
+        (:meth:`RandomFeaturesBase._fit_atomic`): a fit that raises (KeyboardInterrupt,
+        MemoryError, a bad parameter) leaves the previous one whole, and a concurrent
+        ``transform`` reads either the old or the new ``_fitted`` snapshot, never a mix.
+        Returns ``(X, state, assign)``."""
+        out = {}
 
-        If anything raises (KeyboardInterrupt, MemoryError, a bad parameter), the previous fitted
-        state is left whole, including ``n_features_in_``/``feature_names_in_`` that validation
-        resets.  The new attributes replace the old ones in one ``__dict__`` assignment, so a
-        concurrent ``transform`` sees either the old or the new fit, never a mix (it reads only
-        the ``_fitted`` snapshot).
-        """
-        keys = ("n_features_in_", "feature_names_in_")
-        saved = {k: self.__dict__[k] for k in keys if k in self.__dict__}
-        try:
-            X = self._validate_X(X, reset=True)
-            state, attrs, assign = self._build(X, store_assign)
-            new = {k: v for k, v in self.__dict__.items() if k not in _FITTED_ATTRS}
-            new.update(attrs)
-        except BaseException:
-            for k in keys:
-                self.__dict__.pop(k, None)
-            self.__dict__.update(saved)
-            raise
-        self.__dict__ = new
-        return X, state, assign
+        def build(X):
+            out["state"], attrs, out["assign"] = self._build(X, store_assign)
+            return attrs
 
-    def _map_params(self):
-        """The parameters that define the map (all but ``n_threads``), as fitted."""
-        return {k: v for k, v in self.get_params(deep=False).items() if k != "n_threads"}
-
-    def _snapshot(self):
-        """The fitted state, read once; an error when a parameter changed since fit."""
-        state = self.__dict__.get("_fitted")
-        if state is None:
-            check_is_fitted(self)
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
-                                 "'fit' with appropriate arguments before using this estimator.")
-        current = self._map_params()
-        changed = [k for k, v in state.params.items() if not _same(current.get(k), v)]
-        if changed:
-            what = ", ".join(f"{k}={current.get(k)!r} (fitted with {state.params[k]!r})"
-                             for k in changed)
-            raise NotFittedError(
-                f"{type(self).__name__}: parameters changed after fit ({what}), so the fitted "
-                "grids no longer match them; call fit again (or set_params back to the fitted "
-                "values)")
-        return state
-
-    def __sklearn_is_fitted__(self):
-        return "_fitted" in self.__dict__
+        X = self._fit_atomic(build, X)
+        return X, out["state"], out["assign"]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -823,13 +433,23 @@ default="laplacian"
         -------
         self : RandomBinningFeatures
         """
-        self._fit_atomic(X, store_assign=False)
+        if _dask.is_dask_array(X):
+            rs = self.random_state
+            _dask.fit(self, X)
+            if rs is None and self.random_state is None:
+                # randfeat.dask drew the grids from a frozen fresh seed and restored None: the
+                # fit belongs to random_state=None (else transform would see it as changed)
+                self.__dict__["_fitted_params"]["random_state"] = None
+            return self
+        self._fit_binning(X, store_assign=False)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
-        X, state, assign = self._fit_atomic(X, store_assign=True)
+        if _dask.is_dask_array(X):
+            return self.fit(X).transform(X)
+        X, state, assign = self._fit_binning(X, store_assign=True)
         if assign is None:
             return self._transform_hashed(X, state)
         cols = assign.T.astype(_index_dtype(state.n_columns))
@@ -857,7 +477,9 @@ default="laplacian"
             One entry :math:`1/\\sqrt{P}` per grid (exact mode: per grid whose cell was occupied
             in ``fit``; hashing mode: every grid), column indices sorted within rows.
         """
-        state = self._snapshot()
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
+        state = self._fitted_state()["_fitted"]
         X = self._validate_X(X, reset=False)
         if state.cells is None:
             return self._transform_hashed(X, state)

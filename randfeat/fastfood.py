@@ -9,42 +9,32 @@ parameters take O(n) memory.  The whole per-row pipeline runs in one compiled ke
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+import weakref
+from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase
+from randfeat import dask as _dask
+from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
 from randfeat._lib import _fastfood
-from randfeat._validation import next_power_of_two
-from randfeat.kernels import BallSumKernel, ShiftInvariantKernel, get_kernel
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    next_power_of_two,
+)
+from randfeat.kernels import BallSumKernel, ShiftInvariantKernel
+from randfeat.kernels._registry import _canonical
 
 __all__ = ["Fastfood"]
 
 # the fused kernel's specialisations, picked once (saves the fused-type dispatch per call)
 _KERNEL = {np.dtype(np.float32): _fastfood.fastfood_transform["float"],
            np.dtype(np.float64): _fastfood.fastfood_transform["double"]}
-
-
-def _real_dft_rows(Y):
-    """Real orthogonal-up-to-sqrt(d) DFT of the rows of ``Y`` (n, d), d a power of two.
-
-    Returns R (n, d) with R = [Re w_0, sqrt2 Re w_1, sqrt2 Im w_1, ..., sqrt2 Re w_{d/2-1},
-    sqrt2 Im w_{d/2-1}, Re w_{d/2}] where w = numpy.fft.rfft(Y) (w_k = sum_j Y_j e^{-2 pi i jk/d}).
-    As a matrix every row of R has Euclidean length sqrt(d) and R / sqrt(d) is orthogonal.
-    """
-    d = Y.shape[1]
-    if d == 1:
-        return Y.copy()
-    w = np.fft.rfft(Y, axis=1)
-    R = np.empty(Y.shape, dtype=np.float64)
-    R[:, 0] = w[:, 0].real
-    R[:, 1:d - 1:2] = math.sqrt(2.0) * w[:, 1:d // 2].real
-    R[:, 2:d - 1:2] = math.sqrt(2.0) * w[:, 1:d // 2].imag
-    R[:, d - 1] = w[:, d // 2].real
-    return R
 
 
 class Fastfood(RandomFeaturesBase):
@@ -67,31 +57,38 @@ class Fastfood(RandomFeaturesBase):
     :math:`\|G\|_F^{-1/2}`; that is a typo — it is biased, see ``THEORY.md`` §4.1.)
 
     Independent blocks are stacked until there are ``n_freq`` rows (``n_freq = n_components / 2``
-    for ``features="paired"``, ``n_components`` for ``"phase"``); rows beyond ``n_freq`` in the
-    last block are computed by the transform but dropped.  The output has exactly
-    ``n_components`` columns:
+    for an even ``features="paired"`` width, ``(n_components + 1) / 2`` for an odd one,
+    ``n_components`` for ``"phase"``); rows beyond ``n_freq`` in the last block are computed by
+    the transform but dropped.  The output has exactly ``n_components`` columns:
 
-    * ``"paired"``: :math:`[\cos(Vx), \sin(Vx)] / \sqrt{n_{freq}}` (cosines first);
+    * ``"paired"``: :math:`[\cos(Vx), \sin(Vx)] / \sqrt{n_{freq}}` (cosines first); for an
+      odd width :math:`D = 2m + 1` the first m rows give m pairs and the last row one
+      phase-shifted feature :math:`\cos(v_{m+1}^\top x + b)`, every column scaled by
+      :math:`\sqrt{2/D}` (exactly unbiased, with the variance given in
+      :class:`randfeat.RandomFourierFeatures`);
     * ``"phase"``: :math:`\sqrt{2/n}\,\cos(Vx + b)`, :math:`b_j \sim U[0, 2\pi)`.
 
     Parameters
     ----------
     n_components : int, default=100
-        Number of output features (must be even for ``features="paired"``).
+        Number of output features (any width >= 1).
     kernel : str or ShiftInvariantKernel, default="gaussian"
         Kernel whose spectral radial law gives the row lengths s_i.  ``"gaussian"``: s_i ~ chi_d.
         ``"ballsum"``: :math:`s_i = \|\xi_1 + \dots + \xi_t\|` with :math:`\xi` uniform in the unit
         ball of dimension ``d_padded_`` (LSS §3.4 "Matérn"); the approximated kernel is then the
         ball-sum kernel :math:`k_t` **of the padded dimension** (a power of a Bessel function, not
         the standard Matérn; THEORY §4.6), exposed as ``kernel_``.  Any other isotropic kernel of
-        :func:`randfeat.kernels.get_kernel` (e.g. ``"matern"``) or an isotropic kernel instance
-        uses its ``sample_radius``; an instance's own ``sigma`` is used as the bandwidth.
+        :func:`randfeat.kernels.get_kernel` (e.g. ``"matern"``; ``"rbf"`` is the Gaussian) or an
+        isotropic kernel instance uses its ``sample_radius``; an instance's own ``sigma`` is used
+        as the bandwidth (``sigma`` must then stay None).
         Non-isotropic kernels (``"laplacian"``, ``"cauchy"``) raise ValueError: Fastfood's rows
         have uniformly random directions, so it needs a spherically symmetric spectrum — use
         :class:`randfeat.RandomFourierFeatures` for those.
-    sigma : float, default=1.0
-        Bandwidth (length scale), k(Δ) = exp(-‖Δ‖² / (2σ²)) for the Gaussian kernel; scikit-learn's
-        ``gamma`` is 1 / (2σ²).
+    sigma : float, "scale", "median" or None, default=None
+        Bandwidth (length scale) of a kernel given by name (None: 1.0), k(Δ) = exp(-‖Δ‖² / (2σ²))
+        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  ``"scale"`` and
+        ``"median"`` choose it from X as in :class:`randfeat.RandomFourierFeatures`.  Must be
+        None with a kernel instance (it has its own; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     t : int, default=1
@@ -102,15 +99,11 @@ class Fastfood(RandomFeaturesBase):
         dimension); the rows of V get lengths ``radial(...) / sigma``.  Overrides ``kernel``'s
         radial law; ``kernel_`` is then None (the approximated kernel is the isotropic one with that
         radial spectral law, at bandwidth ``sigma``).
-    projection : {"hadamard", "fft"}, default="hadamard"
-        ``"fft"`` is the paper's "Fastfood FFT" comparison variant (LSS arXiv §6.1):
-        :math:`V = \sigma^{-1}\,\Pi R B` per block, with R the real DFT matrix whose rows are
-        :math:`1`, :math:`\sqrt2\cos(2\pi jk/d)`, :math:`\sqrt2\sin(2\pi jk/d)` and
-        :math:`(-1)^k` (every row of length :math:`\sqrt d`, :math:`R/\sqrt d` orthogonal; see
-        ``_real_dft_rows``), so :math:`E_B[(Vx)_j^2] = \|x\|^2/\sigma^2` as for Gaussian rows.  It
-        has no G and no S and does **not** approximate the Gaussian (or any) kernel; it is kept as
-        a benchmark/regression feature map only and is computed with numpy's FFT (not the fused
-        kernel).  ``kernel``, ``t`` and ``radial`` are ignored (``kernel_`` is None).
+    scaling : {"radial", "none"}, default="radial"
+        ``"radial"``: S from the kernel's radial law (above).  ``"none"``: no S (``S_`` is all
+        ones), so :math:`V' = H G \Pi H B / (\sigma\sqrt d)`, the matrix of LSS
+        Lemma 3 and Theorems 4 and 6 (rows of length :math:`\|G\|_F/\sigma`, only
+        approximately the Gaussian kernel; for the analysis of those statements).
     random_state : int, Generator, RandomState, SeedSequence or None, default=None
         Seed of the random parameters (drawn in float64, so float32 and float64 fits share them).
     n_threads : int or None, default=None
@@ -122,7 +115,8 @@ class Fastfood(RandomFeaturesBase):
     d_padded_ : int
         d, the number of input features rounded up to a power of two.
     n_freq_ : int
-        Number of rows of V used (n_components / 2 for "paired", n_components for "phase").
+        Number of rows of V used (ceil(n_components / 2) for "paired", n_components for
+        "phase").
     n_blocks_ : int
         ceil(n_freq_ / d_padded_) stacked independent blocks.
     B_packed_ : ndarray of uint8, shape (n_blocks_, ceil(d_padded_ / 8))
@@ -134,20 +128,28 @@ class Fastfood(RandomFeaturesBase):
         array; not counted in ``parameter_nbytes_``).
     P_ : ndarray of int32, shape (n_blocks_, d_padded_)
         Permutations: (Π u)_k = u[P_[b, k]] in block b.
-    G_ : ndarray of float, shape (n_blocks_, d_padded_), or None for ``projection="fft"``
+    G_ : ndarray of float, shape (n_blocks_, d_padded_)
         Gaussian diagonal, in the dtype of the fit data.
-    S_ : ndarray of float, shape (n_freq_,), or None for ``projection="fft"``
+    S_ : ndarray of float, shape (n_freq_,)
         Scaling diagonals of the used rows, blocks concatenated: ``S_[b * d_padded_ + i]`` =
         s_i / ‖G_b‖_F (dtype of the fit data), so row i of block b of V has length
         ``S_[b * d_padded_ + i] * ‖G_[b]‖_F / sigma``.  The rows of the last block beyond
         n_freq_ are dropped, so their S values are not stored.
-    offsets_ : ndarray of float, shape (n_freq_,), or None
-        Phases b of ``features="phase"``.
+    offsets_ : ndarray of float or None
+        Phases b: shape (n_freq_,) for ``features="phase"``, (1,) for an odd ``"paired"`` width
+        (the phase of the last row), None for an even one.
+    frequencies_ : ndarray of shape (n_freq_, n_features_in_)
+        The rows of V restricted to the input coordinates (the padding coordinates multiply
+        zeros), computed on access through the transform's own kernel (O(n_freq_ d) memory,
+        which Fastfood otherwise never stores): the projections are ``X @ frequencies_.T``, as
+        for :class:`randfeat.RandomFourierFeatures`.
     kernel_ : ShiftInvariantKernel or None
         The exact kernel approximated (for ``"ballsum"`` a BallSumKernel of dimension
-        ``d_padded_``); None for a custom ``radial`` and for ``projection="fft"``.
+        ``d_padded_``); None for a custom ``radial`` and for ``scaling="none"``.
     sigma_ : float
-        Bandwidth used in V (``sigma``, or the kernel instance's ``sigma``).
+        Bandwidth used in V (``sigma``, the data-driven value, or the kernel instance's
+        ``sigma``).
+
     parameter_nbytes_ : int
         Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_):
         n_blocks_ ceil(d_padded_ / 8) for B, n_blocks_ d_padded_ (4 + itemsize) for Π and G,
@@ -168,6 +170,17 @@ class Fastfood(RandomFeaturesBase):
     phases (1/1016 of it at d = 4096). Zero padding does not change ‖x - y‖, so the
     kernel estimate is invariant to padding. Rows of one block are dependent (shared G, Π, B): the
     estimator is unbiased but its variance is larger than with iid rows (LSS Theorem 4/5).
+
+    **Fitted state.**  The public arrays are read-only; ``transform`` checks the layout of what
+    it is given (dtypes, shapes and, once per array, the range of ``P_``), so a replaced or
+    tampered array is a clear ValueError, never an out-of-bounds read.  ``transform`` refuses
+    (NotFittedError) parameters changed after fit (e.g. ``set_params(n_components=...)``), and
+    ``fit`` publishes its state in one step: an exception or Ctrl-C during a re-fit leaves the
+    previous fit whole.
+
+    The "Fastfood FFT" comparison map of LSS §6.1 (:math:`\Pi R B` with a real DFT R, no G or S)
+    does not approximate a kernel and is not part of this estimator (it was
+    ``projection="fft"``); ``paper_figures`` uses the private ``randfeat._fastfood_fft``.
 
     References
     ----------
@@ -190,49 +203,43 @@ class Fastfood(RandomFeaturesBase):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "kernel": [str, ShiftInvariantKernel],
-        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
         "t": [Interval(Integral, 1, None, closed="left")],
         "radial": [callable, None],
-        "projection": [StrOptions({"hadamard", "fft"})],
-        "random_state": "no_validation",
-        "n_threads": [Integral, None],
+        "scaling": [StrOptions({"radial", "none"})],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "n_threads": N_THREADS_CONSTRAINT,
     }
+    _accept_sparse = ("csr", "csc")
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=1.0, features="paired",
-                 t=1, radial=None, projection="hadamard", random_state=None, n_threads=None):
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
+                 t=1, radial=None, scaling="radial", random_state=None, n_threads=None):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
         self.features = features
         self.t = t
         self.radial = radial
-        self.projection = projection
+        self.scaling = scaling
         self.random_state = random_state
         self.n_threads = n_threads
 
     # ------------------------------------------------------------------ fit
-    def _resolve_kernel(self, d):
+    def _fastfood_kernel(self, X, d):
         """(kernel_, sigma_) for the row-length law; raises for non-isotropic kernels."""
-        if self.projection == "fft" or self.radial is not None:
-            return None, float(self.sigma)
-        kernel = self.kernel
-        if isinstance(kernel, str) and kernel.lower() in ("ballsum", "ball_sum", "ball-sum"):
-            return BallSumKernel(sigma=float(self.sigma), t=int(self.t), dim=d), float(self.sigma)
-        try:
-            k = get_kernel(kernel, sigma=float(self.sigma))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"Fastfood: unknown kernel={kernel!r} ({exc}); use 'gaussian', 'ballsum', an "
-                "isotropic kernel name of randfeat.kernels (e.g. 'matern') or an isotropic "
-                "ShiftInvariantKernel instance") from None
-        if not getattr(k, "isotropic", False):
-            raise ValueError(
-                f"Fastfood: kernel={kernel!r} has no spherically symmetric spectrum (isotropic="
-                f"{getattr(k, 'isotropic', None)}); Fastfood's rows have uniformly random "
-                "directions and only their lengths can be chosen, so it can only approximate "
-                "isotropic kernels (gaussian, matern, ballsum, or radial=...). Use "
-                "randfeat.RandomFourierFeatures for this kernel")
+        if self.radial is not None:
+            if isinstance(self.kernel, ShiftInvariantKernel):
+                sigma = self.kernel.sigma if self.sigma is None else self.sigma
+            else:
+                sigma = self.sigma
+            if isinstance(sigma, str):
+                return None, data_sigma(sigma, X)
+            return None, 1.0 if sigma is None else float(sigma)
+        params = {}
+        if isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum", "ball_sum"):
+            params = {"t": int(self.t), "dim": d}
+        k = self._resolve_kernel(X, "fastfood", **params)
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
                 f"Fastfood: the ball-sum kernel instance has dim={k.dim} but Fastfood samples in "
@@ -242,8 +249,8 @@ class Fastfood(RandomFeaturesBase):
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
         return k, float(k.sigma)
 
-    def _row_lengths(self, n, d, rng):
-        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma_)."""
+    def _row_lengths(self, n, d, rng, kernel, sigma):
+        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma)."""
         if self.radial is not None:
             s = np.asarray(self.radial(n, d, rng), dtype=np.float64)
             if s.shape != (n,) or not np.all(np.isfinite(s)) or np.any(s < 0):
@@ -252,7 +259,43 @@ class Fastfood(RandomFeaturesBase):
                     f"lengths (shape ({n},)); got shape {s.shape}"
                     + ("" if s.shape != (n,) else " with negative or non-finite values"))
             return s
-        return self.sigma_ * np.asarray(self.kernel_.sample_radius(n, d, rng), dtype=np.float64)
+        return sigma * np.asarray(kernel.sample_radius(n, d, rng), dtype=np.float64)
+
+    def _build(self, X):
+        """The fitted state for X (published in one step by ``_fit_atomic``)."""
+        self._n_threads()                      # validates n_threads
+        D = int(self.n_components)
+        paired = self.features == "paired"
+        dtype = X.dtype
+        d = next_power_of_two(X.shape[1])
+        n_freq = D // 2 + D % 2 if paired else D
+        n_blocks = -(-n_freq // d)
+        kernel, sigma = self._fastfood_kernel(X, d)
+        rng = self._rng()
+        # One random stream in float64 (identical for float32 and float64 fits), in this order.
+        B = (2 * rng.integers(0, 2, size=(n_blocks, d), dtype=np.int8) - 1).astype(np.int8)
+        B_packed = np.packbits(B < 0, axis=1, bitorder="little")
+        P = rng.permuted(np.tile(np.arange(d, dtype=np.int32), (n_blocks, 1)), axis=1)
+        G = rng.standard_normal((n_blocks, d))
+        s = self._row_lengths(n_blocks * d, d, rng, kernel, sigma).reshape(n_blocks, d)
+        if self.scaling == "none":          # V' = H G Pi H B / (sigma sqrt d): no S
+            S = np.ones(n_freq)
+            kernel = None
+        else:
+            S = (s / np.sqrt(np.sum(G * G, axis=1, keepdims=True))).reshape(-1)[:n_freq]
+        off = None
+        if not paired:
+            off = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
+        elif D % 2:  # odd paired width: the last row is one phase-shifted feature
+            off = rng.uniform(0.0, 2.0 * np.pi, size=1)
+        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "kernel_": kernel,
+                 "sigma_": sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
+                 "S_": S.astype(dtype), "offsets_": None if off is None else off.astype(dtype),
+                 "_n_features_out": D}
+        for name in ("B_packed_", "P_", "G_", "S_", "offsets_"):
+            if state[name] is not None:
+                state[name].flags.writeable = False
+        return state
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -260,55 +303,25 @@ class Fastfood(RandomFeaturesBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (only its shape and dtype are used).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (only its shape and dtype are used, and its values for
+            ``sigma="scale"`` or ``"median"``).
         y : ignored
 
         Returns
         -------
         self : Fastfood
         """
-        X = self._validate_X(X, reset=True)
-        self._n_threads()                      # validates n_threads (0 is an error)
-        if self.features == "paired" and self.n_components % 2:
-            raise ValueError(
-                f"Fastfood: features='paired' needs an even n_components (cos and sin of "
-                f"n_components/2 frequencies); got n_components={self.n_components}. Use an even "
-                "number or features='phase'")
-        dtype = X.dtype
-        d = next_power_of_two(X.shape[1])
-        n_freq = self.n_components // 2 if self.features == "paired" else self.n_components
-        n_blocks = -(-n_freq // d)
-        self.d_padded_ = d
-        self.n_freq_ = n_freq
-        self.n_blocks_ = n_blocks
-        self.kernel_, self.sigma_ = self._resolve_kernel(d)
-        rng = self._rng()
-        # One random stream in float64 (identical for float32 and float64 fits), in this order.
-        B = (2 * rng.integers(0, 2, size=(n_blocks, d), dtype=np.int8) - 1).astype(np.int8)
-        self.B_packed_ = np.packbits(B < 0, axis=1, bitorder="little")
-        self.P_ = rng.permuted(np.tile(np.arange(d, dtype=np.int32), (n_blocks, 1)), axis=1)
-        if self.projection == "hadamard":
-            G = rng.standard_normal((n_blocks, d))
-            s = self._row_lengths(n_blocks * d, d, rng).reshape(n_blocks, d)
-            S = s / np.sqrt(np.sum(G * G, axis=1, keepdims=True))
-            self.G_ = G.astype(dtype)
-            self.S_ = S.reshape(-1)[:n_freq].astype(dtype)     # unused rows not stored
-        else:
-            self.G_ = None
-            self.S_ = None
-        if self.features == "phase":
-            self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_freq).astype(dtype)
-        else:
-            self.offsets_ = None
-        self._n_features_out = self.n_components
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
+        self._fit_atomic(self._build, X)
         return self
 
     @property
     def B_(self):
         """Random signs ±1, int8 array (n_blocks_, d_padded_), unpacked from ``B_packed_``."""
-        check_is_fitted(self)
-        bits = np.unpackbits(self.B_packed_, axis=1, count=self.d_padded_, bitorder="little")
+        st = self._fitted_state()
+        bits = np.unpackbits(st["B_packed_"], axis=1, count=st["d_padded_"], bitorder="little")
         return 1 - 2 * bits.astype(np.int8)
 
     @property
@@ -318,74 +331,139 @@ class Fastfood(RandomFeaturesBase):
         return int(sum(a.nbytes for a in (self.B_packed_, self.P_, self.G_, self.S_,
                                           self.offsets_) if a is not None))
 
+    @property
+    def frequencies_(self):
+        """The rows of V on the input coordinates, shape (n_freq_, n_features_in_).
+
+        Computed on access by projecting the unit vectors through the transform's own kernel
+        (O(n_freq_ d) memory, which Fastfood otherwise never stores); ``X @ frequencies_.T``
+        equals the projections V x up to rounding.
+        """
+        st = self._fitted_state()
+        E = np.eye(st["n_features_in_"], dtype=st["G_"].dtype)
+        return np.ascontiguousarray(self._compute(E, 2).T)
+
     # ------------------------------------------------------------ transform
     def _params(self, dtype):
-        G, S, off = self.G_, self.S_, self.offsets_
-        if G is not None and G.dtype != dtype:
+        """Validated (G, S, offsets) in ``dtype``, after checking every fitted array.
+
+        The public arrays are read-only, but they can be replaced (or made writeable): the
+        layout is checked here (O(n_freq_), cheap next to one transformed row), so a wrong shape,
+        dtype or an out-of-range permutation is a clear error, never an out-of-bounds read.
+        """
+        st = self._fitted_state()
+        d, nb, n_freq = st["d_padded_"], st["n_blocks_"], st["n_freq_"]
+        D, paired = st["_n_features_out"], st["features"] == "paired"
+
+        def bad(name, what):
+            return ValueError(f"Fastfood.transform: the fitted {name} {what}; it was changed "
+                              "after fit (call fit again)")
+
+        if not (isinstance(d, int) and d == next_power_of_two(st["n_features_in_"])
+                and isinstance(n_freq, int) and n_freq == (D // 2 + D % 2 if paired else D)
+                and isinstance(nb, int) and nb == -(-n_freq // d)):
+            raise bad("d_padded_/n_freq_/n_blocks_", f"({d}, {n_freq}, {nb}) do not match "
+                      f"n_features_in_={st['n_features_in_']} and n_components={D}")
+        for name, shape, kinds in (("B_packed_", (nb, -(-d // 8)), (np.uint8,)),
+                                   ("P_", (nb, d), (np.int32,)),
+                                   ("G_", (nb, d), (np.float32, np.float64)),
+                                   ("S_", (n_freq,), (np.float32, np.float64))):
+            a = st[name]
+            if not (isinstance(a, np.ndarray) and a.shape == shape and a.dtype in kinds
+                    and a.flags.c_contiguous):
+                raise bad(name, f"must be a C-contiguous {np.dtype(kinds[-1])} array of shape "
+                          f"{shape}, got {getattr(a, 'shape', type(a).__name__)} of dtype "
+                          f"{getattr(a, 'dtype', None)}")
+        P = st["P_"]
+        ref = _P_CHECKED.get(id(P))
+        if ref is None or ref() is not P or P.flags.writeable:  # bounds once per read-only P_
+            if P.size and (int(P.min()) < 0 or int(P.max()) >= d):
+                raise bad("P_", f"has entries outside [0, {d}) (min {int(P.min())}, max "
+                          f"{int(P.max())})")
+            if not P.flags.writeable:
+                key = id(P)
+                _P_CHECKED[key] = weakref.ref(P, lambda _, key=key: _P_CHECKED.pop(key, None))
+        off = st["offsets_"]
+        n_off = n_freq if not paired else (1 if D % 2 else 0)
+        if n_off and not (isinstance(off, np.ndarray) and off.shape == (n_off,)
+                          and off.dtype.kind == "f"):
+            raise bad("offsets_", f"must be a float array of shape ({n_off},), got "
+                      f"{getattr(off, 'shape', type(off).__name__)}")
+        G, S = st["G_"], st["S_"]
+        if G.dtype != dtype:
             G, S = G.astype(dtype), S.astype(dtype)
-        if off is not None and off.dtype != dtype:
-            off = off.astype(dtype)
+        if off is not None and (off.dtype != dtype or not off.flags.c_contiguous):
+            off = np.ascontiguousarray(off, dtype=dtype)
         return G, S, off
 
     def _compute(self, X, mode):
-        """mode 0: paired features, 1: phase features, 2: the projections V x (n, n_freq_)."""
-        if not hasattr(self, "B_packed_"):
-            check_is_fitted(self)
+        """mode 0: paired features, 1: phase features, 2: the projections V x (n, n_freq_).
+
+        Mode 0 gives the 2 n_freq_ columns sqrt(2/D) [cos(Vx), sin(Vx)] (D = n_components; for
+        an odd D, ``transform`` folds the last pair into the phase-shifted feature)."""
         X = self._validate_X(X, reset=False)
-        n, dtype, d, n_freq = X.shape[0], X.dtype, self.d_padded_, self.n_freq_
-        if self.projection == "fft":
-            return self._compute_fft(X, mode)
+        dtype = X.dtype
         G, S, off = self._params(dtype)
+        n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
         width = 2 * n_freq if mode == 0 else n_freq
         out = np.empty((n, width), dtype=dtype)
-        mult = 1.0 / math.sqrt(n_freq) if mode == 0 else math.sqrt(2.0 / n_freq)
+        mult = math.sqrt(2.0 / self._n_features_out) if mode == 0 else math.sqrt(2.0 / n_freq)
+        if mode != 1:
+            off = None
         if off is None:
             off = np.empty(0, dtype=dtype)
-        n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
-        scratch = np.empty((n_threads, 2 * d), dtype=dtype)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch (None)
         n_bad = _KERNEL[dtype](
-            X, self.B_packed_, self.P_, G, S, off, out, scratch, d.bit_length() - 1,
-            1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, n_threads)
+            X, self.B_packed_, self.P_, G, S, off, out, None, d.bit_length() - 1,
+            1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, self._n_threads())
         self._check_projections(n_bad, X)
         return out
 
-    def _compute_fft(self, X, mode):
-        n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
-        Xp = np.zeros((n, d), dtype=np.float64)
-        Xp[:, :X.shape[1]] = X
-        Z = np.empty((n, self.n_blocks_ * d), dtype=np.float64)
-        B = self.B_
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow: the error below
-            for b in range(self.n_blocks_):
-                R = _real_dft_rows(Xp * B[b])
-                Z[:, b * d:(b + 1) * d] = R[:, self.P_[b]]
-            Z = Z[:, :n_freq] / self.sigma_
-        self._check_projections(not np.isfinite(Z).all(), X)
-        if mode == 2:
-            return Z.astype(X.dtype)
-        if mode == 0:
-            out = np.hstack([np.cos(Z), np.sin(Z)]) / math.sqrt(n_freq)
-        else:
-            out = math.sqrt(2.0 / n_freq) * np.cos(Z + self.offsets_.astype(np.float64))
-        return out.astype(X.dtype)
+    def _blocks(self, X, mode):
+        """``_compute`` on X; scipy.sparse X is densified one block of rows at a time."""
+        if not sp.issparse(X):
+            return self._compute(X, mode)
+        X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse).tocsr()
+        n, d_in = X.shape
+        rows = max(1, min(n, _SPARSE_BLOCK_ELEMENTS // max(1, d_in)))
+        parts = [self._compute(X[s:s + rows].toarray(), mode) for s in range(0, n, rows)]
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     def transform(self, X):
         """Map X to the Fastfood features.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
             float32 input gives float32 output (projections and cosines in float32: with large
             ‖x‖/σ the arguments of cos lose absolute accuracy, ~1e-7·|Vx|; centre/scale the
             data or use float64); other real input is computed in float64.  If the dtype
             differs from the fit data, the parameters are cast to the input's dtype.
+            scipy.sparse input (CSR/CSC) is densified one block of rows at a time (at most
+            2**20 entries), never as a whole; the output is the same as for the dense array.
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        return self._compute(X, 0 if self.features == "paired" else 1)
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
+        st = self._fitted_state()
+        paired = st["features"] == "paired"
+        out = self._blocks(X, 0 if paired else 1)
+        D = st["_n_features_out"]
+        if paired and D % 2:
+            out = _odd_paired(out, st["n_freq_"], st["offsets_"])
+        return out
 
     def _project(self, X):
         """The projections V x, shape (n_samples, n_freq_) (rows of V beyond n_freq_ dropped)."""
-        return self._compute(X, 2)
+        return self._blocks(X, 2)
+
+
+#: id -> weak reference of the read-only permutation arrays whose bounds were checked (a
+#: read-only array cannot change, so it is checked once, at its first transform)
+_P_CHECKED: dict = {}
+
+#: rows of a sparse X densified at once by Fastfood.transform: at most this many entries
+_SPARSE_BLOCK_ELEMENTS = 2 ** 20

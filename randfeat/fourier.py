@@ -7,15 +7,17 @@ import numbers
 import os
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase
+from randfeat import dask as _dask
+from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_limit as _blas_limit
-from randfeat._validation import N_THREADS_CONSTRAINT
-from randfeat.kernels import KERNEL_NAMES, ShiftInvariantKernel, get_kernel
+from randfeat._sampling import SAMPLINGS, sample_frequencies
+from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
+from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -65,7 +67,7 @@ class RandomFourierFeatures(RandomFeaturesBase):
     theorem :math:`k(\Delta) = \mathbb E_{\omega\sim p}[\cos(\omega^\top\Delta)]` (RR §3).
     Two real feature maps are available (THEORY.md §2.2):
 
-    ``features="paired"`` (RR's Algorithm 1), :math:`m = D/2` frequencies
+    ``features="paired"`` (RR's Algorithm 1), for even :math:`D`, :math:`m = D/2` frequencies
     :math:`\omega_1..\omega_m \sim p`:
 
     .. math::
@@ -73,6 +75,13 @@ class RandomFourierFeatures(RandomFeaturesBase):
         z(x) = \sqrt{\tfrac{1}{m}}\,\big[\cos(\omega_1^\top x), \dots, \cos(\omega_m^\top x),
                \sin(\omega_1^\top x), \dots, \sin(\omega_m^\top x)\big],
         \qquad z(x)^\top z(y) = \frac1m \sum_{j=1}^m \cos\big(\omega_j^\top (x-y)\big).
+
+    For odd :math:`D = 2m + 1` the last column is one phase-shifted feature
+    :math:`\sqrt{2/D}\cos(\omega_0^\top x + b_0)`, :math:`b_0 \sim U[0, 2\pi)`, and every column
+    is scaled by :math:`\sqrt{2/D}`: the estimate
+    :math:`\frac2D\sum_{j=1}^m\cos(\omega_j^\top\Delta) + \frac2D\cos(\omega_0^\top x + b_0)
+    \cos(\omega_0^\top y + b_0)` has mean :math:`\frac{2m}{D}k + \frac1D k = k`, exactly
+    unbiased.
 
     ``features="phase"`` (the phase-shift map, as in scikit-learn's ``RBFSampler``),
     :math:`D` frequencies and offsets :math:`b_j \sim U[0, 2\pi)`:
@@ -87,6 +96,8 @@ class RandomFourierFeatures(RandomFeaturesBase):
         \operatorname{Var}_\text{paired} = \frac{1 + k_2 - 2k^2}{D}, \qquad
         \operatorname{Var}_\text{phase} = \frac{1 + k_2/2 - k^2}{D},
 
+    and for odd :math:`D` with the paired map
+    :math:`\operatorname{Var} = [(D - 1)(1 + k_2 - 2k^2) + (1 + k_2/2 - k^2)]/D^2`,
     so at equal output width the paired map is better by :math:`(k^2 - k_2/2)/D`, which is
     positive for the Gaussian and Laplacian kernels at every :math:`\Delta \ne 0` (Sutherland &
     Schneider 2015) but can be negative for other kernels.  The phase map does not depend on
@@ -95,20 +106,33 @@ class RandomFourierFeatures(RandomFeaturesBase):
     Parameters
     ----------
     n_components : int, default 100
-        Output width :math:`D` (exactly this many columns).  Must be even for
-        ``features="paired"``.
-    kernel : {"gaussian", "laplacian", "cauchy", "matern", "ballsum"} or ShiftInvariantKernel, \
-default "gaussian"
-        The kernel to approximate (see :mod:`randfeat.kernels`; by name, Matérn has ν = 3/2 and
-        ball-sum t = 1; pass e.g. ``MaternKernel(sigma, nu=2.5)`` for other parameters).  An
-        instance carries its own ``sigma``; ``sigma`` must then be left at its default.
-    sigma : float, default 1.0
-        Length scale of a kernel given by name, > 0.  For the Gaussian kernel
+        Output width :math:`D` (exactly this many columns; any :math:`D \ge 1`).
+    kernel : str or ShiftInvariantKernel, default "gaussian"
+        The kernel to approximate: a name of :func:`randfeat.kernels.get_kernel` that has a
+        spectral sampler (``"gaussian"`` or its alias ``"rbf"``, ``"laplacian"``, ``"cauchy"``,
+        ``"matern"`` (ν = 3/2), ``"ballsum"`` (t = 1)), or a kernel instance such as
+        ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma``.
+    sigma : float, "scale", "median" or None, default None
+        Length scale of a kernel given by name, > 0 (None: 1.0).  For the Gaussian kernel
         :math:`k = \exp(-\|\Delta\|^2/(2\sigma^2))`; scikit-learn's ``gamma`` is
         :math:`1/(2\sigma^2)`, i.e. ``sigma = 1/sqrt(2*gamma)`` reproduces ``RBFSampler(gamma)``'s
-        kernel.
+        kernel.  ``"scale"``: the σ of scikit-learn's ``gamma="scale"``,
+        :math:`\sqrt{d\,\operatorname{Var}(X)/2}`; ``"median"``: the median distance between
+        rows of a seeded subsample of X (see :func:`randfeat._base.data_sigma`).  With a kernel
+        instance ``sigma`` must stay None (ValueError otherwise).
     features : {"paired", "phase"}, default "paired"
         Which real feature map (above).
+    sampling : {"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"}, \
+default "iid"
+        How the frequencies are drawn (see :mod:`randfeat._sampling`).  ``"iid"``: independent
+        draws from the spectral law (RR 2007).  ``"orthogonal"``: orthogonal random features
+        (Yu et al., NIPS 2016): :math:`W = \sigma^{-1} S Q`, Haar-orthogonal d x d blocks times
+        radii from the kernel's radial law; unbiased, lower variance; radial kernels only
+        (Gaussian, Matérn, ball-sum).  ``"orthogonal_unit"``: ORF', every row of length
+        :math:`\sqrt d/\sigma` (Gaussian kernel only; slightly biased, lower variance still).
+        ``"qmc_sobol"`` / ``"qmc_halton"``: scrambled Sobol' / Halton points through the inverse
+        CDF of the spectral law (Yang et al., ICML 2014); Gaussian, Laplacian, Cauchy, Matérn,
+        ball-sum with t = 1.  The phase offsets of ``features="phase"`` stay iid uniform.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
@@ -121,11 +145,20 @@ default "gaussian"
     ----------
     kernel_ : ShiftInvariantKernel
         The resolved kernel.
-    random_weights_ : ndarray of shape (n_frequencies, n_features_in_)
-        Frequencies :math:`\omega_j` as rows (``n_frequencies`` is ``n_components // 2`` for
-        ``"paired"``, ``n_components`` for ``"phase"``), in the dtype of the fitted data.
-    random_offset_ : ndarray of shape (n_components,)
-        Phase offsets :math:`b_j` (``features="phase"`` only).
+    sigma_ : float
+        Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
+        instance's own).
+    frequencies_ : ndarray of shape (n_frequencies, n_features_in_)
+        Frequencies :math:`\omega_j` as rows, in the dtype of the fitted data: the projections
+        are ``X @ frequencies_.T``.  ``n_frequencies`` is ``n_components // 2`` for an even
+        ``"paired"`` map, ``n_components // 2 + 1`` for an odd one (the last row is the
+        phase-shifted :math:`\omega_0`), and ``n_components`` for ``"phase"``.  (Not named
+        ``random_weights_``: scikit-learn's ``RBFSampler.random_weights_`` is the transpose,
+        (n_features, n_components).)
+    offsets_ : ndarray of shape (n_offsets,) or None
+        Phase offsets :math:`b_j` of the phase-shifted features: ``(n_components,)`` for
+        ``"phase"``, ``(1,)`` (that of the last frequency) for an odd ``"paired"`` map, None for
+        an even one.  ``random_offset_`` is the same array (scikit-learn's name and layout).
     n_features_in_ : int
         Number of input features.
     feature_names_in_ : ndarray of str
@@ -157,6 +190,19 @@ default "gaussian"
     :math:`\sigma_p^2 = \mathbb E\|\omega\|^2` finite (``kernel_.sigma_p2(d)``), which is not the
     case for the Laplacian and Matérn-1/2 kernels.
 
+    **Sparse input** (scipy.sparse CSR/CSC, or any format convertible to CSR): the projection
+    is scipy's sparse × dense product (single-threaded, over the non-zeros only), followed by
+    the same compiled cos/sin pass.  The output equals the dense input's up to the summation
+    order of the projections: per entry at most :math:`\sqrt{2/D}\,(2\gamma_d
+    \sum_k |x_k\,\omega_{jk}| + 8\epsilon)` apart (:math:`\gamma_d = d\epsilon/(1 - d\epsilon)`,
+    ε the unit roundoff of the dtype), which is what the tests check.
+
+    **Parameters changed after fit.**  ``transform`` uses the fitted state only if the
+    parameters (other than ``n_threads``) are those it was fitted with; after e.g.
+    ``set_params(n_components=...)`` it raises NotFittedError until the next ``fit``.  ``fit``
+    publishes its state in one step: an exception or Ctrl-C during a re-fit leaves the previous
+    fit whole.
+
     References
     ----------
     A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NIPS 2007,
@@ -171,46 +217,59 @@ default "gaussian"
     >>> X = np.random.default_rng(0).normal(size=(5, 3))
     >>> rff = RandomFourierFeatures(n_components=20_000, sigma=2.0, random_state=0)
     >>> Z = rff.fit_transform(X)
-    >>> Z.shape
-    (5, 20000)
+    >>> Z.shape, rff.frequencies_.shape
+    ((5, 20000), (10000, 3))
     >>> err = np.abs(Z @ Z.T - GaussianKernel(2.0)(X)).max()
     >>> bool(err < 0.05)
     True
-    >>> RandomFourierFeatures(8, features="phase", random_state=0).fit(X).random_offset_.shape
+    >>> RandomFourierFeatures(8, features="phase", random_state=0).fit(X).offsets_.shape
     (8,)
+    >>> RandomFourierFeatures(7, random_state=0).fit_transform(X).shape   # any width
+    (5, 7)
     """
 
     _parameter_constraints: dict = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "kernel": [StrOptions(set(KERNEL_NAMES)), ShiftInvariantKernel],
-        "sigma": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "kernel": [str, ShiftInvariantKernel],
+        "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
-                         np.random.BitGenerator],
+        "sampling": [StrOptions(set(SAMPLINGS))],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
+    _accept_sparse = ("csr", "csc")
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=1.0, features="paired",
-                 random_state=None, n_threads=None):
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
+                 random_state=None, n_threads=None, sampling="iid"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
         self.features = features
+        self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def _resolve_kernel(self):
-        if isinstance(self.kernel, ShiftInvariantKernel):
-            if self.sigma != 1.0:
-                raise ValueError(
-                    f"RandomFourierFeatures: sigma={self.sigma!r} was given together with the "
-                    f"kernel instance {self.kernel!r}, which has its own sigma; set the length "
-                    "scale on the instance and leave sigma at its default")
-            return self.kernel
-        if not math.isfinite(float(self.sigma)):
-            raise ValueError(f"RandomFourierFeatures: sigma must be a positive finite length "
-                             f"scale, got {self.sigma!r}")
-        return get_kernel(self.kernel, sigma=self.sigma)
+    def _build(self, X):
+        kernel = self._resolve_kernel(X, "fourier")
+        d, D = X.shape[1], int(self.n_components)
+        paired = self.features == "paired"
+        n_freq = D // 2 if paired else D
+        rng = self._rng()
+        # float64, then cast: shared stream for f32/f64
+        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling)
+        b = None
+        if not paired:
+            b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
+        elif D % 2:  # odd paired width: one phase-shifted feature (drawn after the pairs)
+            W = np.vstack([W, kernel.sample(1, d, rng)])
+            b = rng.uniform(0.0, 2.0 * np.pi, size=1)
+        W = np.ascontiguousarray(W, dtype=X.dtype)
+        b = None if b is None else b.astype(X.dtype)
+        for a in (W, b):
+            if a is not None:
+                a.flags.writeable = False
+        return {"kernel_": kernel, "sigma_": kernel.sigma, "frequencies_": W, "offsets_": b,
+                "_n_features_out": D}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -218,71 +277,117 @@ default "gaussian"
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
-            Training data; only its number of features (and dtype) is used.
+        X : {array_like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features and dtype are used (and its values for
+            ``sigma="scale"`` or ``"median"``).
         y : ignored
 
         Returns
         -------
         self : RandomFourierFeatures
         """
-        X = self._validate_X(X, reset=True)
-        if self.features == "paired" and self.n_components % 2:
-            raise ValueError(
-                f"RandomFourierFeatures: n_components={self.n_components} is odd, but "
-                "features='paired' outputs a cos and a sin column per frequency; use an even "
-                "n_components or features='phase'")
-        kernel = self._resolve_kernel()
-        d = X.shape[1]
-        n_freq = self.n_components // 2 if self.features == "paired" else self.n_components
-        rng = self._rng()
-        W = kernel.sample(n_freq, d, rng)  # float64, then cast: shared stream for f32/f64
-        self.kernel_ = kernel
-        self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
-        if self.features == "phase":
-            b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
-            self.random_offset_ = b.astype(X.dtype)
-        self._n_features_out = self.n_components
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
+        self._fit_atomic(self._build, X)
         return self
+
+    @property
+    def random_offset_(self):
+        """``offsets_`` under scikit-learn's ``RBFSampler`` name (same layout)."""
+        return self.offsets_
+
+    @property
+    def random_weights_(self):
+        raise AttributeError(
+            "RandomFourierFeatures.random_weights_ was renamed frequencies_ (shape "
+            "(n_frequencies, n_features_in_)); scikit-learn's RBFSampler.random_weights_ is its "
+            "transpose")
+
+    def _checked_state(self, X):
+        """The fitted state, checked against the parameters and X's dtype: (W, b, D)."""
+        st = self._fitted_state()
+        W, b, D = st["frequencies_"], st["offsets_"], st["_n_features_out"]
+        d = X.shape[1]
+        paired = st["features"] == "paired"
+        m = D // 2 + D % 2 if paired else D
+        if not (isinstance(W, np.ndarray) and W.shape == (m, d) and W.dtype.kind == "f"):
+            raise ValueError(
+                f"RandomFourierFeatures.transform: the fitted frequencies_ must be a float array "
+                f"of shape ({m}, {d}) for n_components={D}, features={st['features']!r}; got "
+                f"{getattr(W, 'shape', type(W).__name__)} of dtype {getattr(W, 'dtype', None)}. "
+                "Call fit again")
+        nb = 0 if paired and D % 2 == 0 else (1 if paired else D)
+        if nb and not (isinstance(b, np.ndarray) and b.shape == (nb,) and b.dtype.kind == "f"):
+            raise ValueError(
+                f"RandomFourierFeatures.transform: the fitted offsets_ must be a float array of "
+                f"shape ({nb},); got {getattr(b, 'shape', type(b).__name__)}. Call fit again")
+        dt = X.dtype
+        if W.dtype != dt or not W.flags.c_contiguous:
+            W = np.ascontiguousarray(W, dtype=dt)
+        if b is not None and (b.dtype != dt or not b.flags.c_contiguous):
+            b = np.ascontiguousarray(b, dtype=dt)
+        return W, b, D, paired
 
     def transform(self, X):
         """Random Fourier features of ``X``.
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : {array_like, sparse matrix} of shape (n_samples, n_features)
             float32 stays float32; other real input is computed in float64.  NaN/Inf raise.
+            scipy.sparse input (CSR/CSC) gives the same features (see Notes).
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
+        X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
+        W, b, D, paired = self._checked_state(X)
         dt = X.dtype
-        W = self.random_weights_
-        if W.dtype != dt:
-            W = W.astype(dt)
         n, m = X.shape[0], W.shape[0]
+        odd = paired and D % 2 == 1
         nt = self._n_threads()
-        scale = math.sqrt(2.0 / self.n_components)
-        # One parallel region: blocks of rows are projected by single-threaded BLAS calls and
-        # go through the fused cos/sin in the same thread (see randfeat/_lib/_fourier.pyx).
-        blocks = _max_blocks(n, m, X.shape[1], dt, nt)
-        with _blas_limit(1):
-            if self.features == "paired":
-                out = np.empty((n, 2 * m), dtype=dt)
-                n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks)
-            else:
-                b = self.random_offset_
-                if b.dtype != dt:
-                    b = b.astype(dt)
-                out = np.empty((n, m), dtype=dt)
-                n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks)
+        scale = math.sqrt(2.0 / D)
+        if sp.issparse(X):
+            out, n_bad = self._sparse_features(X.tocsr(), W, b if not paired else None, scale,
+                                               nt)
+        else:
+            # One parallel region: blocks of rows are projected by single-threaded BLAS calls
+            # and go through the fused cos/sin in the same thread (see
+            # randfeat/_lib/_fourier.pyx).
+            blocks = _max_blocks(n, m, X.shape[1], dt, nt)
+            with _blas_limit(1):
+                if paired:
+                    out = np.empty((n, 2 * m), dtype=dt)
+                    n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks)
+                else:
+                    out = np.empty((n, m), dtype=dt)
+                    n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks)
         self._check_projections(n_bad, X)
+        if odd:
+            out = _odd_paired(out, m, b)
         return out
+
+    def _sparse_features(self, X, W, b, scale, nt):
+        """Features of CSR ``X``: scipy's sparse x dense projection, then the compiled cos/sin
+        pass in place (the same pass as the dense path)."""
+        m = W.shape[0]
+        proj = X @ W.T                                   # (n, m) dense, dtype of X and W
+        proj = np.ascontiguousarray(proj, dtype=X.dtype)
+        if b is None:
+            out = np.empty((X.shape[0], 2 * m), dtype=X.dtype)
+            out[:, :m] = proj
+            del proj
+            n_bad = _fourier.paired_inplace(out, m, scale, nt)
+        else:
+            out = proj
+            n_bad = _fourier.phase_inplace(out, b, scale, nt)
+        return out, n_bad
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+

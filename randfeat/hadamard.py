@@ -17,6 +17,8 @@ from randfeat._validation import (
 
 __all__ = ["fwht"]
 
+_MAX_LENGTH = 1 << 30  # the compiled kernel's largest length (src/fwht.c)
+
 
 def _normalize_axis(axis, ndim: int) -> int:
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (numbers.Integral, np.integer)):
@@ -48,8 +50,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     Parameters
     ----------
     x : array_like, shape (..., d, ...)
-        Input. float32 stays float32 and float64 stays float64; integer and bool input is
-        converted to float64; any other dtype (complex, float16, object, ...) raises TypeError.
+        Input. float32 stays float32 and float64 stays float64 (either byte order); integer
+        and bool input is converted to float64; any other dtype (complex, float16, object,
+        ...) raises TypeError.
         Strided, Fortran-ordered, read-only and memory-mapped arrays are accepted and never
         modified (unless passed as ``out``).
     axis : int, default -1
@@ -62,8 +65,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
         ``out=x`` transforms ``x`` in place.
     n_threads : int or None, default None
         Number of OpenMP threads over the batch (None: all available CPUs; -1 likewise; -2 all
-        but one). The result is bit-identical for every value.  Batches too small to be worth
-        it (under ~16k values per thread) use fewer threads.
+        but one; at most 1024). The result is bit-identical for every value.  Batches too small
+        to be worth it (under ~16k values per thread) use fewer threads, and a process created
+        by ``fork()`` uses one thread (the OpenMP runtime cannot run threads there).
     check_finite : bool, default True
         Raise ValueError when the result holds NaN or infinity (from non-finite input, or from
         overflow). The check runs on each row while it is still in cache. When ``out=x`` the
@@ -78,7 +82,12 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     ------
     ValueError
         If the length along ``axis`` is not a power of two (the message names the next power of
-        two to zero-pad to), if the input is 0-dimensional, or if the result is not finite.
+        two to zero-pad to) or above 2**30, if the input is 0-dimensional, if ``n_threads`` is
+        above 1024, or if the result is not finite.
+    RuntimeError
+        If the system cannot start ``n_threads`` threads.
+    KeyboardInterrupt
+        On Ctrl-C, within about a millisecond of work (the rows already done stay done).
     TypeError
         For an unsupported dtype, or an ``out`` of the wrong dtype.
 
@@ -107,6 +116,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     >>> np.allclose(fwht(fwht(x, normalize=True), normalize=True), x, atol=1e-5)
     True
     """
+    if isinstance(x, np.ndarray) and not x.dtype.isnative:
+        # big-endian (non-native) float32/float64 or integers: the kernels read native values
+        x = x.astype(x.dtype.newbyteorder("="))
     xa = as_float_array(x, name="x", func="fwht")
     if xa.ndim == 0:
         raise ValueError("fwht: x must have at least one dimension, got a 0-d array; "
@@ -119,6 +131,11 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
             f"zero-pad it to {next_power_of_two(d)} (e.g. with np.pad)")
     if not isinstance(normalize, (bool, np.bool_)):
         raise TypeError(f"fwht: normalize must be a bool, got {normalize!r}")
+    if d > _MAX_LENGTH:
+        raise ValueError(
+            f"fwht: the length of x along axis {axis} is {d} = 2**{d.bit_length() - 1}, above "
+            f"the largest supported length 2**30; split the transform (H_2d = [[H_d, H_d], "
+            "[H_d, -H_d]]) or transform shorter vectors")
     n_thr = check_n_threads(n_threads)
     log_n = d.bit_length() - 1
     scale = 1.0 / math.sqrt(d) if normalize else 1.0

@@ -19,6 +19,9 @@ Two solvers, chosen from the type of the features:
   statistics :math:`Z^\\top Z`, :math:`Z^\\top Y`, :math:`Z^\\top 1`, :math:`1^\\top Y` are kept
   (memory :math:`O(D^2 + DK)`, never :math:`N \\times D`); each chunk's :math:`Z^\\top Z` is
   one BLAS ``syrk`` (float64 by default, float32 per chunk with ``gram_dtype="float32"``).
+  These statistics are a public object, :class:`RidgeStatistics` (``partial_fit``, ``merge``,
+  ``solve``, ``solve_path``): statistics of blocks of rows computed anywhere (threads,
+  processes, a cluster) merge into those of all the rows.
   With the centred statistics :math:`A = Z_c^\\top Z_c`, :math:`c = Z_c^\\top Y_c` the solution is
   :math:`w = (A + n\\alpha I)^{-1} c`, :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
   :math:`\\alpha` is solved from one accumulation by one Cholesky factorisation per
@@ -58,13 +61,403 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._parallel import OrderedPool, blas_limit
 from randfeat._validation import N_THREADS_CONSTRAINT, check_n_threads, check_random_state
 
-__all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier"]
+__all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier", "RidgeStatistics"]
 
 DEFAULT_ALPHAS = tuple(10.0 ** np.arange(-8, 1))
+
+
+def _as_2d_targets(y, who):
+    y = np.asarray(y)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{who}: y must be 1-D (n_samples,) or 2-D (n_samples, n_targets), got "
+                         f"an array of shape {y.shape}")
+    if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+        raise TypeError(f"{who}: y must be real numeric, got dtype {y.dtype}")
+    y = np.asarray(y, dtype=np.float64)
+    return y.reshape(len(y), -1)
+
+
+def _check_sample_weight(sample_weight, n, who):
+    """``sample_weight`` as a float64 (n,) array (None stays None); finite and >= 0."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n, w)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"{who}: sample_weight must be a scalar or of shape ({n},) (one weight "
+                         f"per sample), got shape {w.shape}")
+    if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+        raise TypeError(f"{who}: sample_weight must be real numeric, got dtype {w.dtype}")
+    w = np.asarray(w, dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{who}: sample_weight contains NaN or infinity; pass finite weights")
+    if np.any(w < 0):
+        raise ValueError(f"{who}: sample_weight must be >= 0, got a minimum of {w.min()!r}")
+    return w
+
+
+class RidgeStatistics:
+    r"""Streaming, mergeable sufficient statistics of (weighted) ridge regression.
+
+    For rows :math:`z_i \in \mathbb{R}^D` (features), targets :math:`y_i \in \mathbb{R}^K` and
+    sample weights :math:`s_i \ge 0` (1 by default) it holds, in float64,
+
+    .. math::
+
+        G = \sum_i s_i z_i z_i^\top,\quad C = \sum_i s_i z_i y_i^\top,\quad
+        \sigma_z = \sum_i s_i z_i,\quad \sigma_y = \sum_i s_i y_i,\quad
+        q = \sum_i s_i y_i \odot y_i,\quad S = \sum_i s_i,\quad n ,
+
+    which is all that ridge regression needs: :meth:`solve` returns the minimiser of
+
+    .. math::
+
+        \sum_i s_i \bigl(y_i - W z_i - b\bigr)^2 + \alpha \lVert W \rVert_F^2
+
+    (scikit-learn's :class:`~sklearn.linear_model.Ridge` scale: the squared errors are summed,
+    not averaged), from the centred statistics :math:`A = G - \sigma_z\sigma_z^\top/S`,
+    :math:`c = C - \sigma_z\sigma_y^\top/S`: :math:`W^\top = (A + \alpha I)^{-1} c`,
+    :math:`b = (\sigma_y - W\sigma_z)/S`.  Memory is :math:`O(D^2 + DK)` whatever the number
+    of rows, so :meth:`partial_fit` can stream a data set chunk by chunk, and :meth:`merge` adds
+    the statistics of two disjoint sets of rows: statistics computed on blocks (threads, processes,
+    the workers of a cluster) combine by a tree reduction to those of all the rows.  Merging is
+    associative and commutative up to the rounding of the float64 sums (exactly so for the counts,
+    and for data whose sums are exact); combining the same parts in the same order gives the same
+    bits.
+
+    Parameters
+    ----------
+    gram_dtype : {"float64", "float32"}, default="float64"
+        Precision of each :meth:`partial_fit` call's :math:`Z^\top Z` product (dense ``Z``); the
+        products are always accumulated and solved in float64.  "float32" (single-precision
+        ``syrk``, about twice as fast) adds a relative error of about ``n_rows * 6e-8`` per entry
+        of one call's product.
+
+    Attributes
+    ----------
+    n_samples_ : int
+        Rows seen (weights do not change it).
+    weight_sum_ : float
+        :math:`S`, the sum of the sample weights (``n_samples_`` when unweighted).
+    gram_ : ndarray of shape (D, D) or None
+        :math:`G` (None before the first rows).
+    zty_ : ndarray of shape (D, K) or None
+        :math:`C`.
+    z_sum_ : ndarray of shape (D,) or None
+        :math:`\sigma_z`.
+    y_sum_ : ndarray of shape (K,) or None
+        :math:`\sigma_y`.
+    y_sq_sum_ : ndarray of shape (K,) or None
+        :math:`q` (gives the residual sum of squares of any solution, :meth:`rss`).
+
+    See Also
+    --------
+    RandomFeatureRidge : fits with these statistics (chunks of rows spread over threads, merged in
+        chunk order).
+
+    Notes
+    -----
+    A tree reduction over blocks: compute ``RidgeStatistics().partial_fit(Z_b, y_b, w_b)`` for
+    every block ``b`` (the objects pickle), then merge them pairwise (``a.merge(b)``, a new object,
+    or ``a += b`` in place); fixing the tree fixes the rounding.  The whole alpha path costs one
+    Cholesky factorisation per alpha (``method="cholesky"``) or one eigendecomposition of
+    :math:`A` for all alphas (``method="eigh"``): :math:`W_\alpha^\top = Q(\Lambda + \alpha)^{-1}
+    Q^\top c` with :math:`A = Q\Lambda Q^\top`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from randfeat.linear import RidgeStatistics
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(100, 5)); y = Z @ np.arange(5.0) + 1.0
+    >>> a = RidgeStatistics().partial_fit(Z[:60], y[:60])
+    >>> b = RidgeStatistics().partial_fit(Z[60:], y[60:])
+    >>> coef, intercept = a.merge(b).solve(alpha=2.0)
+    >>> ref = Ridge(alpha=2.0).fit(Z, y)
+    >>> bool(np.allclose(coef[0], ref.coef_) and np.isclose(intercept[0], ref.intercept_))
+    True
+    """
+
+    _FIELDS = ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_")
+
+    def __init__(self, gram_dtype="float64"):
+        if gram_dtype not in ("float64", "float32"):
+            raise ValueError(f"RidgeStatistics: gram_dtype must be 'float64' or 'float32', got "
+                             f"{gram_dtype!r}")
+        self.gram_dtype = gram_dtype
+        self.n_samples_ = 0
+        self.weight_sum_ = 0.0
+        for f in self._FIELDS:
+            setattr(self, f, None)
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_features(self):
+        """Width D of the rows (None before the first rows)."""
+        return None if self.gram_ is None else self.gram_.shape[0]
+
+    @property
+    def n_targets(self):
+        """Number K of target columns (None before the first rows)."""
+        return None if self.zty_ is None else self.zty_.shape[1]
+
+    def __repr__(self):
+        return (f"RidgeStatistics(n_samples_={self.n_samples_}, n_features={self.n_features}, "
+                f"n_targets={self.n_targets})")
+
+    # ------------------------------------------------------------------ accumulate
+    def partial_fit(self, Z, y, sample_weight=None):
+        """Add the rows ``Z`` (dense or sparse, shape (n, D)), targets ``y`` ((n,) or (n, K))
+        and optional ``sample_weight`` ((n,), finite, >= 0) to the statistics; returns self.
+
+        Every call must give the same D and K.  Zero rows are allowed (nothing is added).
+        """
+        who = "RidgeStatistics.partial_fit"
+        if sp.issparse(Z):
+            if Z.ndim != 2:
+                raise ValueError(f"{who}: Z must be 2-D, got shape {Z.shape}")
+            data = Z.tocsr().data
+        else:
+            Z = np.asarray(Z)
+            if Z.ndim != 2:
+                raise ValueError(f"{who}: Z must be a 2-D array (n_samples, n_features), got "
+                                 f"shape {Z.shape}")
+            data = Z
+        if not np.issubdtype(data.dtype, np.number) or np.issubdtype(data.dtype,
+                                                                     np.complexfloating):
+            raise TypeError(f"{who}: Z must be real numeric, got dtype {data.dtype}")
+        if not np.all(np.isfinite(data)):
+            raise ValueError(f"{who}: Z contains NaN or infinity")
+        Y = _as_2d_targets(y, who)
+        if Y.shape[0] != Z.shape[0]:
+            raise ValueError(f"{who}: Z has {Z.shape[0]} rows but y has {Y.shape[0]}; pass one "
+                             f"target row per row of Z")
+        if not np.all(np.isfinite(Y)):
+            raise ValueError(f"{who}: y contains NaN or infinity")
+        self._check_shape(Z.shape[1], Y.shape[1], who)
+        w = _check_sample_weight(sample_weight, Z.shape[0], who)
+        self._update(Z, Y, w)
+        return self
+
+    def _check_shape(self, D, K, who):
+        if self.gram_ is not None and (D, K) != (self.n_features, self.n_targets):
+            raise ValueError(f"{who}: these statistics have D={self.n_features} features and "
+                             f"K={self.n_targets} targets, got D={D}, K={K}; statistics of "
+                             f"different feature maps or targets cannot be combined")
+
+    def _update(self, Z, Y, w=None):
+        """Add one chunk without validation (``Y`` 2-D float64, ``w`` None or float64 (n,)).
+        Returns ``Z`` as float64 (dense ndarray or CSR), for callers that reuse it."""
+        G, Z = self._gram(Z, w)
+        if w is None:
+            C = np.asarray(Z.T @ Y)
+            sz = np.asarray(Z.sum(axis=0)).ravel()
+            sy = Y.sum(axis=0)
+            yy = (Y * Y).sum(axis=0)
+            sw = float(Y.shape[0])
+        else:
+            wY = w[:, None] * Y
+            C = np.asarray(Z.T @ wY)
+            sz = np.asarray(Z.T @ w).ravel()
+            sy = wY.sum(axis=0)
+            yy = (wY * Y).sum(axis=0)
+            sw = float(w.sum())
+        part = (G, C, sz, sy, yy)
+        if self.gram_ is None:
+            for f, v in zip(self._FIELDS, part, strict=True):
+                setattr(self, f, v)
+        else:
+            for f, v in zip(self._FIELDS, part, strict=True):
+                getattr(self, f).__iadd__(v)
+        self.n_samples_ += int(Z.shape[0])
+        self.weight_sum_ += sw
+        return Z
+
+    def _gram(self, Z, w):
+        """``(Σ w_i z_i z_iᵀ, Z as float64)``: BLAS ``syrk`` on dense Z (NumPy detects ``Z.T @ Z``;
+        exactly symmetric), in single precision with ``gram_dtype="float32"``."""
+        if sp.issparse(Z):
+            Z = Z.tocsr().astype(np.float64, copy=False)
+            Zw = Z if w is None else Z.multiply(w[:, None]).tocsr()
+            return np.asarray((Z.T @ Zw).toarray()), Z
+        Z = np.asarray(Z, dtype=np.float64)
+        if self.gram_dtype == "float32":
+            Zs = np.asarray(Z, dtype=np.float32)
+            if w is not None:
+                Zs = Zs * np.sqrt(w).astype(np.float32)[:, None]
+            return (Zs.T @ Zs).astype(np.float64), Z
+        Zs = Z if w is None else Z * np.sqrt(w)[:, None]
+        return Zs.T @ Zs, Z
+
+    # ------------------------------------------------------------------ combine
+    def copy(self):
+        """An independent copy."""
+        out = RidgeStatistics(self.gram_dtype)
+        out.n_samples_, out.weight_sum_ = self.n_samples_, self.weight_sum_
+        for f in self._FIELDS:
+            v = getattr(self, f)
+            setattr(out, f, None if v is None else v.copy())
+        return out
+
+    def __iadd__(self, other):
+        if not isinstance(other, RidgeStatistics):
+            return NotImplemented
+        if other.gram_ is None:
+            self.n_samples_ += other.n_samples_
+            return self
+        self._check_shape(other.n_features, other.n_targets, "RidgeStatistics.merge")
+        if self.gram_ is None:
+            for f in self._FIELDS:
+                setattr(self, f, getattr(other, f).copy())
+        else:
+            for f in self._FIELDS:
+                getattr(self, f).__iadd__(getattr(other, f))
+        self.n_samples_ += other.n_samples_
+        self.weight_sum_ += other.weight_sum_
+        return self
+
+    def merge(self, other):
+        """Statistics of the rows of ``self`` and of ``other`` together (a new object; neither
+        is modified).  ``a.merge(b).merge(c)`` equals ``a.merge(b.merge(c))`` up to the rounding
+        of the float64 sums."""
+        if not isinstance(other, RidgeStatistics):
+            raise TypeError(f"RidgeStatistics.merge: other must be a RidgeStatistics, got "
+                            f"{type(other).__name__}")
+        out = self.copy()
+        out += other
+        return out
+
+    __add__ = merge
+
+    # ------------------------------------------------------------------ solve
+    def _centred(self, fit_intercept, who):
+        if self.gram_ is None or self.weight_sum_ <= 0:
+            raise ValueError(f"{who}: no samples (or only zero weights) were added; call "
+                             f"partial_fit first")
+        mz, my = self._means(fit_intercept)
+        if not fit_intercept:
+            return self.gram_, self.zty_, mz, my
+        n = self.weight_sum_
+        return self.gram_ - n * np.outer(mz, mz), self.zty_ - n * np.outer(mz, my), mz, my
+
+    def _means(self, fit_intercept):
+        """Weighted means of z and y (zeros without an intercept)."""
+        if not fit_intercept:
+            return np.zeros_like(self.z_sum_), np.zeros_like(self.y_sum_)
+        return self.z_sum_ / self.weight_sum_, self.y_sum_ / self.weight_sum_
+
+    @staticmethod
+    def _check_alphas(alphas, who):
+        a = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+        if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise ValueError(f"{who}: alpha must be finite and >= 0 (a number or a 1-D "
+                             f"sequence), got {alphas!r}")
+        return a
+
+    def _path(self, alphas, fit_intercept=True, method="cholesky", pool=None,
+              who="RidgeStatistics.solve_path"):
+        """W of shape (L, D, K) and b (L, K) for the (already checked) ``alphas``."""
+        A, c, mz, my = self._centred(fit_intercept, who)
+        A = 0.5 * (A + A.T)
+        sols = [None] * len(alphas)
+        if method == "cholesky":
+            def cholesky(a):
+                M = A.copy().T  # = A (symmetric), in LAPACK's layout: factorised in place
+                M[np.diag_indices_from(M)] += a
+                try:
+                    cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True,
+                                                 check_finite=False)
+                    return scipy.linalg.cho_solve(cf, c, check_finite=False)
+                except np.linalg.LinAlgError:
+                    return None
+
+            sols = list((pool or OrderedPool(1)).map(cholesky, alphas))
+        eig = None
+        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
+        for j, a in enumerate(alphas):
+            if sols[j] is not None:
+                W[j] = sols[j]
+                continue
+            if eig is None:
+                ev, Q = scipy.linalg.eigh(A, check_finite=False)
+                eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
+            ev, Q, Qc = eig
+            if a > 0:
+                W[j] = Q @ (Qc / (ev + a)[:, None])
+            else:  # alpha = 0: the minimum-norm least-squares solution (pseudo-inverse of A)
+                cut = ev.max(initial=0.0) * len(ev) * np.finfo(np.float64).eps
+                inv = np.divide(1.0, ev, out=np.zeros_like(ev), where=ev > cut)
+                W[j] = Q @ (Qc * inv[:, None])
+        b = my[None, :] - np.einsum("d,ldk->lk", mz, W)
+        return W, b, ["cholesky" if sol is not None else "eigh" for sol in sols]
+
+    def solve_path(self, alphas, *, fit_intercept=True, method="cholesky", n_threads=1):
+        r"""Ridge solutions for every penalty in ``alphas``.
+
+        Parameters
+        ----------
+        alphas : float or 1-D array-like of float >= 0
+            Penalties :math:`\alpha` of :math:`\sum_i s_i(y_i - Wz_i - b)^2 + \alpha\lVert
+            W\rVert_F^2` (scikit-learn's ``Ridge(alpha=...)`` scale).
+        fit_intercept : bool, default=True
+            Fit an unpenalised intercept (centred statistics); False: :math:`b = 0`.
+        method : {"cholesky", "eigh"}, default="cholesky"
+            "cholesky": one factorisation of :math:`A + \alpha I` per alpha (an alpha whose
+            factorisation fails, e.g. 0 with a singular A, takes the eigen-solution; with
+            alpha = 0 that is the minimum-norm least-squares solution); "eigh":
+            one eigendecomposition of A for the whole path (eigenvalues clipped at 0; cheaper
+            than Cholesky from about 15 alphas on).
+        n_threads : int, default=1
+            Threads over which the alphas are spread (single-threaded BLAS each: the result is
+            bit-identical for every value).
+
+        Returns
+        -------
+        coef : ndarray of shape (n_alphas, K, D)
+        intercept : ndarray of shape (n_alphas, K)
+        """
+        who = "RidgeStatistics.solve_path"
+        a = self._check_alphas(alphas, who)
+        if method not in ("cholesky", "eigh"):
+            raise ValueError(f"{who}: method must be 'cholesky' or 'eigh', got {method!r}")
+        with OrderedPool(check_n_threads(n_threads)) as pool:
+            W, b, _ = self._path(a, fit_intercept, method, pool, who)
+        return W.transpose(0, 2, 1).copy(), b
+
+    def solve(self, alpha, *, fit_intercept=True):
+        r"""The ridge solution for one penalty ``alpha`` (>= 0, scikit-learn's scale; see
+        :meth:`solve_path`), by a Cholesky factorisation of :math:`A + \alpha I`.
+
+        Returns
+        -------
+        coef : ndarray of shape (K, D)
+        intercept : ndarray of shape (K,)
+        """
+        a = self._check_alphas(alpha, "RidgeStatistics.solve")
+        if a.size != 1:
+            raise ValueError(f"RidgeStatistics.solve: alpha must be one number, got {alpha!r}; "
+                             f"use solve_path for several")
+        W, b, _ = self._path(a, fit_intercept, who="RidgeStatistics.solve")
+        return W[0].T.copy(), b[0]
+
+    def rss(self, coef, intercept):
+        r"""Weighted residual sum of squares :math:`\sum_i s_i\lVert y_i - Wz_i - b\rVert^2` of
+        the rows added, per target (shape (K,)), from the statistics alone."""
+        if self.gram_ is None:
+            raise ValueError("RidgeStatistics.rss: no samples were added")
+        W = np.asarray(coef, dtype=np.float64).reshape(self.n_targets, self.n_features)
+        b = np.asarray(intercept, dtype=np.float64).reshape(self.n_targets)
+        GW = self.gram_ @ W.T
+        return (self.y_sq_sum_ - 2 * np.einsum("dk,kd->k", self.zty_, W)
+                + np.einsum("kd,dk->k", W, GW) - 2 * b * self.y_sum_
+                + 2 * b * (W @ self.z_sum_) + self.weight_sum_ * b * b)
 
 
 class _RandomFeatureRidgeBase(BaseEstimator):
@@ -139,58 +532,33 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             f.n_threads = 1
         return f
 
-    def _chunk_stats(self, feats, X, Y, sl, path=None):
-        """Sufficient statistics of the rows ``sl`` of X: [ZᵀZ, ZᵀY, Σz, ΣY, rows], and with
-        ``path=(Wf, b)`` also the summed validation score of every alpha of the path."""
-        Z = self._transform(X[sl], feats)
+    def _chunk_stats(self, feats, X, Y, sl, path=None, w=None):
+        """:class:`RidgeStatistics` of the rows ``sl`` of X (weights ``w[sl]``), and with
+        ``path=(Wf, b)`` the summed validation score of every alpha of the path (else None)."""
+        st = RidgeStatistics(self.gram_dtype)
         Yc = Y[sl]
-        G, Z = self._chunk_gram(Z)
-        out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0),
-               len(Yc)]
+        Z = st._update(self._transform(X[sl], feats), Yc, None if w is None else w[sl])
+        scores = None
         if path is not None:
             Wf, b = path
             L, K = b.shape
             P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-            out.append(np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc))
-        return out
+            scores = np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+        return st, scores
 
-    def _accumulate(self, pool, feats, X, Y, path=None):
-        """Chunk statistics of all rows of X, computed by the pool's threads and summed in chunk
-        order (so the sums are bit-identical for every ``n_threads``)."""
-        total = None
-        for r in pool.map(lambda sl: self._chunk_stats(feats, X, Y, sl, path),
-                          self._chunks(X.shape[0])):
+    def _accumulate(self, pool, feats, X, Y, path=None, w=None):
+        """Chunk statistics of all rows of X, computed by the pool's threads and merged in chunk
+        order (so the sums are bit-identical for every ``n_threads``): ``(stats, scores)``."""
+        total, scores = None, None
+        for st, sc in pool.map(lambda sl: self._chunk_stats(feats, X, Y, sl, path, w),
+                               self._chunks(X.shape[0])):
             if total is None:
-                total = r
+                total, scores = st, sc
             else:
-                for i in range(len(r)):
-                    total[i] += r[i]
-        return total
-
-    def _chunk_gram(self, Z):
-        """``(ZᵀZ, Z as float64)`` for one chunk; the Gram is float64 (to be summed in float64).
-
-        Dense chunks: NumPy evaluates ``Z.T @ Z`` with BLAS ``syrk`` (one triangle, half the
-        flops of a general product).  ``gram_dtype="float32"`` forms the chunk product in single
-        precision (``ssyrk``, about twice as fast), so the rounding error of an entry is about
-        ``chunk_size * 6e-8`` times the sum of the absolute products of that chunk, independent
-        of the number of chunks.
-        """
-        if sp.issparse(Z):
-            Z = self._as64(Z)
-            return (Z.T @ Z).toarray(), Z
-        if self.gram_dtype == "float32":
-            Z32 = np.asarray(Z, dtype=np.float32)
-            return (Z32.T @ Z32).astype(np.float64), self._as64(Z)
-        Z = self._as64(Z)
-        return Z.T @ Z, Z
-
-    def _centred(self, stats):
-        G, C, s, sy, n = stats
-        if not self.fit_intercept:
-            return G, C, np.zeros_like(s), np.zeros_like(sy), n
-        mz, my = s / n, sy / n
-        return G - n * np.outer(mz, mz), C - n * np.outer(mz, my), mz, my, n
+                total += st
+                if sc is not None:
+                    scores += sc
+        return total, scores
 
     def _solve_path(self, stats, alphas, pool=None):
         r"""Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
@@ -199,49 +567,19 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         than an eigendecomposition each, so faster for fewer than ~15 alphas; the alphas are
         spread over the ``pool``'s threads); if a factorisation fails (alpha below the round-off
         of A), the eigendecomposition :math:`A = Q\Lambda Q^\top` gives
-        :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c`.
+        :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c` (see :class:`RidgeStatistics`).
         """
-        A, c, mz, my, n = self._centred(stats)
-        A = 0.5 * (A + A.T)
-
-        def cholesky(a):
-            M = A.copy().T  # = A (symmetric), in LAPACK's layout: factorised in place
-            M[np.diag_indices_from(M)] += n * a
-            try:
-                cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
-                return scipy.linalg.cho_solve(cf, c, check_finite=False)
-            except np.linalg.LinAlgError:
-                return None
-
-        sols = list((pool or OrderedPool(1)).map(cholesky, alphas))
-        eig = None
-        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
-        for j, a in enumerate(alphas):
-            if sols[j] is not None:
-                W[j] = sols[j]
-                continue
-            if eig is None:
-                ev, Q = scipy.linalg.eigh(A, check_finite=False)
-                eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
-            ev, Q, Qc = eig
-            W[j] = Q @ (Qc / (ev + n * a)[:, None])
-        b = my[None, :] - np.einsum("d,ldk->lk", mz, W)
+        W, b, _ = stats._path(stats.n_samples_ * np.asarray(alphas, dtype=np.float64),
+                              self.fit_intercept, "cholesky", pool)
         return W, b
 
     def _solve_one(self, stats, alpha):
-        """Final solve by Cholesky (falls back to the eigen-solution if A + nαI is not PD)."""
-        A, c, mz, my, n = self._centred(stats)
-        A = (0.5 * (A + A.T)).T  # symmetric; the transpose is LAPACK's layout (no copy)
-        A[np.diag_indices_from(A)] += n * alpha
-        try:
-            cf = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-            W = scipy.linalg.cho_solve(cf, c, check_finite=False)
-            self.solver_ = "cholesky"
-        except np.linalg.LinAlgError:  # pragma: no cover - needs a pathologically tiny alpha
-            W = self._solve_path(stats, [alpha])[0][0]
-            self.solver_ = "eigh"
-        b = my - mz @ W
-        return W, b
+        """Final solve by Cholesky (the eigen-solution if A + nαI is not positive definite)."""
+        W, _, used = stats._path(np.array([stats.n_samples_ * alpha]), self.fit_intercept)
+        self.solver_ = used[0]
+        mz, my = stats._means(self.fit_intercept)
+        W = np.asfortranarray(W[0])  # LAPACK's layout: the intercept rounds as in randfeat 0.1
+        return W, my - mz @ W
 
     def _iterative(self, Z, Y, alpha, solver, x0=None):
         """Solve the centred, damped least-squares problem with LSQR or CG, column by column.
@@ -325,15 +663,16 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             # BLAS single-threaded, chunks and alphas spread over n_threads threads: the
             # rounding then does not depend on n_threads (OpenBLAS's threaded syrk/potrf do)
             with OrderedPool(check_n_threads(self.n_threads)) as pool:
-                stats = self._accumulate(pool, feats, X[tr], Y[tr])
+                stats, _ = self._accumulate(pool, feats, X[tr], Y[tr])
                 if va is not None:
                     W, b = self._solve_path(stats, alphas, pool)
                     L, K = len(alphas), Y.shape[1]
                     Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-                    vstats = self._accumulate(pool, feats, X[va], Y[va], path=(Wf, b))
-                    self.validation_scores_ = vstats.pop() / len(va)
+                    vstats, vscores = self._accumulate(pool, feats, X[va], Y[va],
+                                                       path=(Wf, b))
+                    self.validation_scores_ = vscores / len(va)
                     best = self._best(self.validation_scores_)
-                    stats = [a + v for a, v in zip(stats, vstats, strict=True)]
+                    stats += vstats
                 else:
                     best = 0
                 self.alpha_ = float(alphas[best])
@@ -521,6 +860,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit_ridge(self, X, y)
         X, y = self._validate_fit_X(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(len(y), -1)
@@ -533,6 +874,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
 
     def predict(self, X):
         """Predict ``z(X) @ coef_ + intercept_`` (featurised chunk by chunk)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         out = self._decision(X)
         return out[:, 0] if np.ndim(self.coef_) == 1 else out
 
@@ -573,6 +916,8 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the feature map and one least-squares scorer per class (±1 targets)."""
+        if _dask.is_dask_array(X):
+            return _dask.fit_ridge(self, X, y)
         X, y = self._validate_fit_X(X, y)
         check_classification_targets(y)
         self._label_binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
@@ -587,11 +932,15 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
 
     def decision_function(self, X):
         """Least-squares scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
+        if _dask.is_dask_array(X):
+            return _dask.decision_function(self, X)
         out = self._decision(X)
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
         """Class of the positive score (binary) or of the largest score (one-vs-rest)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         s = self.decision_function(X)
         if s.ndim == 1:
             return self.classes_[(s > 0).astype(int)]

@@ -8,6 +8,10 @@ so the suite is deterministic.  ``RANDFEAT_TESTS_SEEDS`` widens it:
 * ``RANDFEAT_TESTS_SEEDS=all`` runs every seed 0–99 (each test must pass for all of them);
 * ``RANDFEAT_TESTS_SEEDS=3`` runs seed 3; ``RANDFEAT_TESTS_SEEDS=0-9`` runs 0..9 inclusive.
 
+Every test that takes ``global_random_seed`` carries the ``statistical`` marker (added here, at
+collection), so a seed sweep can run exactly those: ``RANDFEAT_TESTS_SEEDS=all python -m pytest
+-m statistical``.
+
 Hypothesis
 ----------
 Profile ``ci`` (selected when ``CI`` is set) is derandomised with no deadline; ``dev`` has no
@@ -39,6 +43,12 @@ def _seeds():
 def pytest_generate_tests(metafunc):
     if "global_random_seed" in metafunc.fixturenames:
         metafunc.parametrize("global_random_seed", _seeds(), ids=lambda s: f"seed{s}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "global_random_seed" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.statistical)
 
 
 @pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])

@@ -93,10 +93,13 @@ def test_claim2_monotone_in_eps(e1, e2, P, d):
 
 @given(st.floats(0.01, 1.0), st.floats(1.0, 100.0), st.floats(1.0, 100.0), st.integers(1, 20))
 def test_claim2_monotone_in_P_beyond_peak(eps, f1, f2, d):
+    """Non-increasing beyond the peak up to rounding: at the peak the derivative is 0 and two
+    float evaluations differ by a few ulps either way (the exact statement is checked in 30-digit
+    arithmetic by test_analysis_pinned.test_claim2_monotone_beyond_peak_exact)."""
     p_star = 8 * (d + 1) / eps ** 2
     lo, hi = sorted((p_star * f1, p_star * f2))
     assert (bounds.claim2_failure(hi, eps, d, 1.0, 1.0, 1.0)
-            <= bounds.claim2_failure(lo, eps, d, 1.0, 1.0, 1.0))
+            <= bounds.claim2_failure(lo, eps, d, 1.0, 1.0, 1.0) * (1 + 1e-12))
 
 
 @given(DELTA, st.floats(0.02, 1.0), st.integers(1, 10), st.floats(0.2, 5), st.floats(0.2, 5))

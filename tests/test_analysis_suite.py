@@ -16,9 +16,9 @@ if not all(hasattr(randfeat, n) for n in ("RandomFourierFeatures", "Fastfood",
                                            "RandomBinningFeatures")):
     pytest.skip("the randfeat estimators are not all available", allow_module_level=True)
 
-from analysis import CHECKS, maps, supsearch  # noqa: E402
+from analysis import maps, supsearch  # noqa: E402
 from analysis.__main__ import main  # noqa: E402
-from analysis.checks import claim2, load, unbiasedness  # noqa: E402
+from analysis.checks import CHECKS, claim2, load, unbiasedness  # noqa: E402
 
 
 @pytest.fixture(scope="module")

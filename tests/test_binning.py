@@ -27,8 +27,8 @@ from randfeat.binning import (
     InversePowerBinningKernel,
     LaplacianBinningKernel,
     StretchedExponentialBinningKernel,
-    get_binning_kernel,
 )
+from randfeat.kernels import LaplacianKernel, get_kernel
 
 Z_MAX = 5.0
 
@@ -69,7 +69,7 @@ def _pairs(kern, rng, scales=(0.002, 0.02, 0.1, 0.3, 0.7, 1.5, 3.0)):
 
 def _kernel(est):
     """The exact kernel an (unfitted) estimator approximates."""
-    return get_binning_kernel(est.kernel, sigma=est.sigma, kernel_params=est.kernel_params)
+    return get_kernel(est.kernel, est.sigma, require="binning", **(est.kernel_params or {}))
 
 
 def _train_columns(Z, P):
@@ -92,7 +92,12 @@ def test_unbiased_over_distances(name, global_random_seed):
     """E[z(x)^T z(y)] = k(x, y) at seven distances: z-test with the exact variance k(1-k)/P."""
     seed_data, seed_grid = _seeds(global_random_seed, 2)
     P = 20_000
-    est = RandomBinningFeatures(P, sigma=1.7, random_state=seed_grid, **KERNELS[name])
+    kw = dict(KERNELS[name])
+    if isinstance(kw["kernel"], CustomBinningKernel):  # an instance carries its own sigma
+        kw["kernel"] = kw["kernel"].rescaled(1.7)
+    else:
+        kw["sigma"] = 1.7
+    est = RandomBinningFeatures(P, random_state=seed_grid, **kw)
     X, k = _pairs(_kernel(est), np.random.default_rng(seed_data))
     Z = est.fit_transform(X)
     shared = _shared(_train_columns(Z, P))
@@ -172,8 +177,9 @@ def test_kernel_functions():
     assert float(ip.k(np.array([0.5, 1.0]))) == pytest.approx(2.0 ** -2 * 3.0 ** -2)
     se = StretchedExponentialBinningKernel(q=1.0, sigma=1.0)
     np.testing.assert_allclose(se.profile([0, 1, 2]), np.exp(-np.array([0, 1.0, 2.0])))
-    assert get_binning_kernel("laplacian", sigma=3.0) == LaplacianBinningKernel(sigma=3.0)
-    assert get_binning_kernel(InversePowerBinningKernel(a=2, sigma=2), sigma=3).sigma == 6.0
+    assert get_kernel("laplacian", 3.0, require="binning") == LaplacianBinningKernel(sigma=3.0)
+    assert LaplacianBinningKernel is LaplacianKernel      # one Laplacian for RFF and binning
+    assert get_kernel(InversePowerBinningKernel(a=2, sigma=2), require="binning").sigma == 2.0
 
 
 def test_heavy_tailed_and_infinite_pitches():
@@ -195,11 +201,15 @@ def test_heavy_tailed_and_infinite_pitches():
     assert np.all(inf_pitch.n_cells_[all_inf] == 1)  # one cell holds every point
 
 
-@pytest.mark.parametrize("kernel", ["gaussian", "rbf", "cauchy", "matern", "sinc"])
+@pytest.mark.parametrize("kernel", ["gaussian", "rbf", "cauchy", "matern"])
 def test_non_convex_kernels_refused(kernel):
     with pytest.raises(ValueError, match=r"cannot be approximated by random binning.*"
                                          r"p\(delta\) = delta \* k''\(delta\).*convex"):
         RandomBinningFeatures(kernel=kernel).fit(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"cannot be approximated by random binning"):
+        RandomBinningFeatures(kernel=get_kernel(kernel)).fit(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"unknown kernel 'sinc'; valid names are \['laplacian'"):
+        RandomBinningFeatures(kernel="sinc").fit(np.zeros((2, 2)))
     with pytest.raises(ValueError, match=r"q must be in \(0, 1\]"):
         StretchedExponentialBinningKernel(q=2.0)
 
@@ -450,9 +460,15 @@ def test_custom_sampler_callable_and_object():
     assert (lap.transform(X) != custom.transform(X)).nnz == 0
     with pytest.raises(ValueError, match="has no exact profile"):
         custom.kernel_.gram(X[:2])
-    obj = RandomBinningFeatures(20, sigma=2.0, kernel=InversePowerBinningKernel(a=2.0, sigma=1.5))
+    # a kernel instance carries its own sigma; sigma must then stay None (one rule for all maps)
+    obj = RandomBinningFeatures(20, kernel=InversePowerBinningKernel(a=2.0, sigma=1.5))
     obj.fit(X)
-    assert obj.kernel_ == InversePowerBinningKernel(a=2.0, sigma=3.0)
+    assert obj.kernel_ == InversePowerBinningKernel(a=2.0, sigma=1.5)
+    with pytest.raises(ValueError, match="sigma=2.0 was given together with the kernel instance"):
+        RandomBinningFeatures(20, sigma=2.0, kernel=obj.kernel).fit(X)
+    lap = RandomBinningFeatures(20, kernel=LaplacianKernel(1.0), random_state=3).fit(X)
+    ref = RandomBinningFeatures(20, kernel="laplacian", random_state=3).fit(X)
+    np.testing.assert_array_equal(lap.widths_, ref.widths_)
     bad = RandomBinningFeatures(5, kernel=lambda size, rng: -np.ones(size))
     with pytest.raises(ValueError, match="positive pitches"):
         bad.fit(X)
@@ -485,12 +501,12 @@ def test_bad_input_messages():
         RandomBinningFeatures(sigma=-1.0).fit(X)
     with pytest.raises(InvalidParameterError, match="The 'hash_size' parameter"):
         RandomBinningFeatures(hash_size=0).fit(X)
-    with pytest.raises(ValueError, match=r"kernel must be one of \['inverse_power', "
-                                         r"'laplacian', 'stretched_exponential'\]"
-                                         r".*got 'lapalcian'"):
+    with pytest.raises(ValueError, match=r"unknown kernel 'lapalcian'; valid names are "
+                                         r"\['laplacian', 'inverse_power', "
+                                         r"'stretched_exponential'\]"):
         RandomBinningFeatures(kernel="lapalcian").fit(X)
-    with pytest.raises(ValueError, match=r"kernel_params \['q'\] not understood by kernel "
-                                         r"'inverse_power' \(accepted: \['a'\]\)"):
+    with pytest.raises(ValueError, match=r"kernel 'inverse_power' does not take parameters "
+                                         r"\['q'\] \(accepted: \['a'\]\)"):
         RandomBinningFeatures(kernel="inverse_power", kernel_params={"q": 1}).fit(X)
     with pytest.raises(ValueError, match=r"a must be a positive finite number, got -1\.0"):
         RandomBinningFeatures(kernel="inverse_power", kernel_params={"a": -1}).fit(X)

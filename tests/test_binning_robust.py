@@ -204,7 +204,9 @@ def test_public_attributes_do_not_steer_transform():
     for hash_size in (None, 16):
         est = RandomBinningFeatures(6, sigma=0.3, hash_size=hash_size, random_state=0).fit(X)
         Z = est.transform(X)
-        est.column_offsets_[:] = 10 ** 12
+        assert not est.shifts_.flags.writeable
+        est.column_offsets_ = np.full_like(est.column_offsets_, 10 ** 12)
+        est.shifts_.flags.writeable = True  # forced
         est.shifts_[:] = np.nan
         est.n_columns_ = 3
         assert _same_csr(est.transform(X), Z)

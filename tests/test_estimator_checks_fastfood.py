@@ -1,35 +1,24 @@
 """scikit-learn's estimator checks for Fastfood (kept apart from test_estimator_checks.py so
-branches merge cleanly).  The checks that set n_components=1 meet the odd-width error of
-features="paired", so the "phase" variants run every check as well."""
+branches merge cleanly).  Every width is valid (an odd ``features="paired"`` width ends with one
+phase-shifted feature), so the default estimator passes every check with no expected failure."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from randfeat._fastfood_fft import FastfoodFFT
 from randfeat.fastfood import Fastfood
 
 ESTIMATORS = [
+    Fastfood(),
     Fastfood(n_components=16, random_state=0),
+    Fastfood(n_components=15, random_state=0),
     Fastfood(n_components=15, features="phase", random_state=0),
     Fastfood(n_components=15, features="phase", kernel="ballsum", t=2, random_state=0),
-    Fastfood(n_components=16, projection="fft", random_state=0),
-    Fastfood(n_components=15, features="phase", projection="fft", random_state=0),
+    Fastfood(n_components=16, scaling="none", sigma="median", random_state=0),
+    # the private "Fastfood FFT" benchmark map (even width for its paired map: phase here)
+    FastfoodFFT(n_components=15, features="phase", random_state=0),
 ]
 
 
-# These checks reset n_components to 1 (or fit 1-sample/1-feature data with n_components=1); the
-# paired map needs an even width and says so (a documented ValueError), so they fail by design for
-# features="paired" -- the features="phase" estimators above run them and pass.
-_ODD_WIDTH = ("sklearn's check sets n_components=1; features='paired' requires an even "
-              "n_components (documented ValueError); covered by the features='phase' variants")
-_PAIRED_XFAIL = {name: _ODD_WIDTH for name in (
-    "check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_fit2d_predict1d")}
-
-
-def _expected_failed_checks(estimator):
-    return _PAIRED_XFAIL if estimator.features == "paired" else {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

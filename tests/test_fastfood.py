@@ -17,6 +17,7 @@ import pytest
 import scipy.linalg
 from scipy import special, stats
 
+from randfeat._fastfood_fft import FastfoodFFT
 from randfeat.fastfood import Fastfood
 from randfeat.kernels import BallSumKernel, MaternKernel, get_kernel
 
@@ -145,9 +146,10 @@ def test_gaussian_unbiased(global_random_seed):
                                     MaternKernel(sigma=0.9, nu=2.5), "matern"])
 def test_other_isotropic_kernels_unbiased(global_random_seed, kernel):
     """Isotropic kernels of randfeat.kernels through their sample_radius (Student-t radii)."""
-    ff = _unbiased_check(lambda s: Fastfood(n_components=16 * 1500, features="phase", sigma=1.1,
-                                            kernel=kernel, random_state=s),
-                         lambda dl: float(get_kernel(kernel, sigma=1.1).k(dl)), 16,
+    sigma = 1.1 if isinstance(kernel, str) else None  # an instance carries its own sigma
+    ff = _unbiased_check(lambda s: Fastfood(n_components=16 * 1500, features="phase",
+                                            sigma=sigma, kernel=kernel, random_state=s),
+                         lambda dl: float(get_kernel(kernel, sigma=sigma).k(dl)), 16,
                          global_random_seed)
     assert isinstance(ff.kernel_, MaternKernel)
     assert ff.sigma_ == (1.1 if kernel == "matern" else kernel.sigma)
@@ -271,13 +273,9 @@ def test_trig_accuracy_against_numpy():
 def test_output_width_is_exactly_n_components(d_in, n_components, features):
     X = np.ones((3, d_in))
     ff = Fastfood(n_components=n_components, features=features, random_state=0)
-    if features == "paired" and n_components % 2:
-        with pytest.raises(ValueError, match=r"even n_components.*n_components=%d" % n_components):
-            ff.fit(X)
-        return
     Z = ff.fit_transform(X)
     assert Z.shape == (3, n_components)
-    assert ff.n_freq_ == (n_components // 2 if features == "paired" else n_components)
+    assert ff.n_freq_ == (-(-n_components // 2) if features == "paired" else n_components)
     assert ff.n_blocks_ == -(-ff.n_freq_ // ff.d_padded_)
     assert ff.d_padded_ == next_pow2(d_in)
     assert ff.B_.shape == ff.P_.shape == ff.G_.shape == (ff.n_blocks_, ff.d_padded_)
@@ -288,11 +286,11 @@ def test_output_width_is_exactly_n_components(d_in, n_components, features):
 
 
 @pytest.mark.parametrize("features", ["paired", "phase"])
-@pytest.mark.parametrize("projection", ["hadamard", "fft"])
-def test_bit_identical_for_any_thread_count(global_dtype, features, projection):
+@pytest.mark.parametrize("cls", [Fastfood, FastfoodFFT])
+def test_bit_identical_for_any_thread_count(global_dtype, features, cls):
     X = np.random.default_rng(0).normal(size=(37, 20)).astype(global_dtype)
-    outs = [Fastfood(n_components=200, features=features, projection=projection, random_state=7,
-                     n_threads=nt).fit_transform(X) for nt in (1, 2, 3)]
+    outs = [cls(n_components=200, features=features, random_state=7,
+                n_threads=nt).fit_transform(X) for nt in (1, 2, 3)]
     for o in outs[1:]:
         np.testing.assert_array_equal(o, outs[0])
 
@@ -380,15 +378,17 @@ def test_packed_signs_applied_exactly(global_dtype, d_in):
 
 
 def test_kernel_rejects_inconsistent_parameter_shapes():
-    """The fitted arrays are public and writable; a wrong length must not be read out of bounds."""
+    """The fitted arrays are public (read-only, but replaceable); a wrong length must not be read
+    out of bounds: transform checks the layout first."""
     X = np.ones((2, 13))
     ff = Fastfood(n_components=70, random_state=0).fit(X)
     ff.S_ = ff.S_[:-1]
-    with pytest.raises(ValueError, match=r"inconsistent parameter shapes .*S \(34,\)"):
+    with pytest.raises(ValueError, match=r"fitted S_ must be .*shape \(35,\), got \(34,\)"):
         ff.transform(X)
     ff = Fastfood(n_components=70, random_state=0).fit(X)
     ff.B_packed_ = ff.B_packed_[:, :1].copy()
-    with pytest.raises(ValueError, match=r"inconsistent parameter shapes .*Bbits \(3, 1\)"):
+    with pytest.raises(ValueError, match=r"fitted B_packed_ must be .*shape \(3, 2\), got "
+                                         r"\(3, 1\)"):
         ff.transform(X)
 
 
@@ -415,13 +415,13 @@ def test_input_not_modified_and_strided_readonly_accepted():
 
 # ------------------------------------------------------------------------------ FFT variant
 def test_fft_projection_definition():
-    """projection='fft': V = Pi R B / sigma with R the real DFT of rows of length sqrt(d)."""
+    """FastfoodFFT (the former projection='fft'): V = Pi R B / sigma with R the real DFT of rows
+    of length sqrt(d)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(4, 6))
-    ff = Fastfood(n_components=20, features="phase", projection="fft", sigma=2.0,
-                  random_state=0).fit(X)
+    ff = FastfoodFFT(n_components=20, features="phase", sigma=2.0, random_state=0).fit(X)
     d = ff.d_padded_
-    assert ff.G_ is None and ff.S_ is None and ff.kernel_ is None
+    assert not hasattr(ff, "G_") and not hasattr(ff, "S_") and not hasattr(ff, "kernel_")
     j, k = np.arange(d)[:, None], np.arange(d)[None, :]
     rows = [np.ones(d)]
     for f in range(1, d // 2):
@@ -442,24 +442,30 @@ def test_fft_projection_definition():
     ({"sigma": 0.0}, r"'sigma' parameter of Fastfood must be .*Got 0.0"),
     ({"sigma": -1.0}, r"'sigma' parameter of Fastfood must be .*Got -1.0"),
     ({"n_components": 0}, r"'n_components' parameter of Fastfood must be .*Got 0"),
-    ({"kernel": "rbf_typo"}, r"unknown kernel='rbf_typo'"),
+    ({"kernel": "rbf_typo"}, r"unknown kernel 'rbf_typo'; valid names are \['gaussian', "
+                             r"'matern', 'ballsum'\]"),
     ({"features": "both"}, r"'features' parameter of Fastfood must be .*Got 'both'"),
-    ({"projection": "dct"}, r"'projection' parameter of Fastfood must be .*Got 'dct'"),
-    ({"kernel": "laplacian"}, r"kernel='laplacian' has no spherically symmetric spectrum.*"
-                              r"RandomFourierFeatures"),
-    ({"kernel": "cauchy"}, r"kernel='cauchy' has no spherically symmetric spectrum"),
+    ({"scaling": "dct"}, r"'scaling' parameter of Fastfood must be .*Got 'dct'"),
+    ({"kernel": "laplacian"}, r"kernel='laplacian' cannot be approximated by Fastfood.*"
+                              r"spherically symmetric.*RandomFourierFeatures"),
+    ({"kernel": "cauchy"}, r"kernel='cauchy' cannot be approximated by Fastfood.*"
+                           r"spherically symmetric spectrum"),
     ({"t": 0}, r"'t' parameter of Fastfood must be .*Got 0"),
     ({"radial": lambda n, d, rng: np.ones(n - 1)}, r"radial\(n=64, d=16, rng\) must return 64"),
     ({"radial": lambda n, d, rng: -np.ones(n)}, r"negative or non-finite"),
-    ({"n_components": 3}, r"features='paired' needs an even n_components.*n_components=3"),
     ({"sigma": float("inf")}, r"'sigma' parameter of Fastfood must be .*Got inf"),
     ({"sigma": float("nan")}, r"'sigma' parameter of Fastfood must be .*Got nan"),
-    ({"n_threads": 0}, r"n_threads must be .*got 0"),
+    ({"n_threads": 0}, r"'n_threads' parameter of Fastfood must be .*Got 0"),
 ])
 def test_bad_parameters(params, match):
     """Every bad parameter raises at fit with a message naming it and the value received."""
     with pytest.raises(ValueError, match=match):
         Fastfood(**params).fit(np.zeros((2, 16)))
+
+
+def test_fft_variant_is_not_a_public_option():
+    with pytest.raises(TypeError, match="projection"):
+        Fastfood(projection="fft")
 
 
 def test_kernel_instance_and_radial_precedence():

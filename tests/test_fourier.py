@@ -60,13 +60,16 @@ def test_shapes_and_attributes(features, n_components, n_freq, global_dtype):
     rff = RandomFourierFeatures(n_components, features=features, random_state=0).fit(X)
     Z = rff.transform(X)
     assert Z.shape == (6, n_components) and Z.dtype == global_dtype
-    assert rff.random_weights_.shape == (n_freq, 4)
-    assert rff.random_weights_.dtype == global_dtype
+    assert rff.frequencies_.shape == (n_freq, 4)
+    assert rff.frequencies_.dtype == global_dtype
     assert rff.n_features_in_ == 4
     assert isinstance(rff.kernel_, GaussianKernel)
-    assert hasattr(rff, "random_offset_") == (features == "phase")
+    assert (rff.offsets_ is None) == (features == "paired")
+    assert rff.random_offset_ is rff.offsets_       # scikit-learn's name for the same array
+    with pytest.raises(AttributeError, match="renamed frequencies_"):
+        _ = rff.random_weights_
     if features == "phase":
-        b = rff.random_offset_
+        b = rff.offsets_
         assert b.shape == (n_freq,) and np.all((b >= 0) & (b < 2 * np.pi + 1e-6))
     names = rff.get_feature_names_out()
     assert len(names) == n_components and names[0] == "randomfourierfeatures0"
@@ -75,8 +78,8 @@ def test_shapes_and_attributes(features, n_components, n_freq, global_dtype):
 
 def test_matches_numpy_reference(global_dtype):
     """The fused kernel equals sqrt(2/D) [cos P, sin P] / sqrt(2/D) cos(P + b) with P = X W^T,
-    to a few ulp (plus the rounding of P itself); rows with huge arguments take the libm path
-    (float rows > 8192 the double path)."""
+    to a few ulp (plus the rounding of P itself); huge arguments take the libm path (float
+    arguments > 8192 the double path), element by element."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 5))
     X[3] *= 1e3     # |P| ~ 1e3..1e4: float32 double-precision path
@@ -86,17 +89,17 @@ def test_matches_numpy_reference(global_dtype):
     for features in ("paired", "phase"):
         rff = RandomFourierFeatures(600, features=features, random_state=3).fit(X)
         Z = rff.transform(X)
-        W = rff.random_weights_
+        W = rff.frequencies_
         P = (X @ W.T).astype(np.float64)  # the same BLAS product, then exact trig
         s = math.sqrt(2 / 600)
         if features == "paired":
             ref = s * np.hstack([np.cos(P), np.sin(P)])
         else:
             arg = P + rff.random_offset_.astype(np.float64)
-            if global_dtype == np.float32:  # the small-argument float path adds in float
-                small = np.abs(P).max(axis=1) + 6.3 <= 8192
-                arg[small] = (P[small].astype(np.float32)
-                              + rff.random_offset_).astype(np.float64)
+            if global_dtype == np.float32:  # small arguments (per element) add in float
+                small = np.abs(P.astype(np.float32)) + 6.3 <= 8192
+                f32 = (P.astype(np.float32) + rff.random_offset_).astype(np.float64)
+                arg[small] = f32[small]
             ref = s * np.cos(arg)
         # the blocked BLAS product may round P differently from numpy's by ~ulp(|P|), which
         # moves cos/sin by up to that much
@@ -119,8 +122,8 @@ def test_float32_and_float64_share_the_random_stream():
         r64 = RandomFourierFeatures(64, features=features, random_state=5).fit(X)
         r32 = RandomFourierFeatures(64, features=features, random_state=5).fit(
             X.astype(np.float32))
-        np.testing.assert_array_equal(r32.random_weights_,
-                                      r64.random_weights_.astype(np.float32))
+        np.testing.assert_array_equal(r32.frequencies_,
+                                      r64.frequencies_.astype(np.float32))
         Z32 = r32.transform(X.astype(np.float32))
         assert Z32.dtype == np.float32
         np.testing.assert_allclose(Z32, r64.transform(X), atol=2e-6)
@@ -228,7 +231,7 @@ def test_kernel_instances_and_names():
     r = RandomFourierFeatures(10, kernel="cauchy", sigma=3.0, random_state=0).fit(X)
     assert r.kernel_ == CauchyKernel(3.0)
     np.testing.assert_array_equal(
-        r.random_weights_, CauchyKernel(3.0).sample(5, 3, np.random.default_rng(0)))
+        r.frequencies_, CauchyKernel(3.0).sample(5, 3, np.random.default_rng(0)))
 
 
 def test_pickle_roundtrip():
@@ -240,8 +243,7 @@ def test_pickle_roundtrip():
 
 def test_errors():
     X = np.random.default_rng(9).normal(size=(5, 3))
-    with pytest.raises(ValueError, match=r"n_components=7 is odd.*features='phase'"):
-        RandomFourierFeatures(7).fit(X)
+    assert RandomFourierFeatures(7, random_state=0).fit_transform(X).shape == (5, 7)  # any width
     with pytest.raises(InvalidParameterError, match=r"'n_components'.*Got 0"):
         RandomFourierFeatures(0).fit(X)
     for bad in (0.0, -1.0):
@@ -251,7 +253,8 @@ def test_errors():
         RandomFourierFeatures(4, sigma=np.nan).fit(X)
     with pytest.raises(InvalidParameterError, match=r"'sigma'.*Got inf"):
         RandomFourierFeatures(4, sigma=np.inf).fit(X)
-    with pytest.raises(InvalidParameterError, match=r"'kernel'.*'rbff'"):
+    with pytest.raises(InvalidParameterError, match=r"unknown kernel 'rbff'; valid names are "
+                                                    r"\['gaussian'"):
         RandomFourierFeatures(4, kernel="rbff").fit(X)
     with pytest.raises(InvalidParameterError, match=r"'features'.*'cos'"):
         RandomFourierFeatures(4, features="cos").fit(X)
@@ -259,6 +262,11 @@ def test_errors():
         RandomFourierFeatures(4, n_threads=0).fit(X)
     with pytest.raises(ValueError, match=r"sigma=2.0 was given together with the kernel"):
         RandomFourierFeatures(4, kernel=GaussianKernel(1.0), sigma=2.0).fit(X)
+    with pytest.raises(ValueError, match=r"sigma=1.0 was given together with the kernel"):
+        RandomFourierFeatures(4, kernel=GaussianKernel(1.0), sigma=1.0).fit(X)
+    with pytest.raises(ValueError, match=r"kernel='inverse_power' cannot be approximated by "
+                                         r"random Fourier features"):
+        RandomFourierFeatures(4, kernel="inverse_power").fit(X)
     with pytest.raises(NotFittedError):
         RandomFourierFeatures(4).transform(X)
     r = RandomFourierFeatures(4, random_state=0).fit(X)
@@ -431,8 +439,8 @@ from hypothesis.extra.numpy import arrays  # noqa: E402
                 elements=st.floats(-2e6, 2e6, allow_nan=False, allow_infinity=False)),
        scale=st.floats(0.01, 10.0))
 def test_trig_kernel_matches_libm(p, scale):
-    """|error| <= 2 ulp(scale) for float64 and 2 ulp(scale) of float32 after rounding; rows whose
-    max |p| exceeds the fast range take libm itself."""
+    """|error| <= 2 ulp(scale) for float64 and 2 ulp(scale) of float32 after rounding; arguments
+    beyond the fast range take libm itself (element by element)."""
     for dt, tol in ((np.float64, 4.5e-16), (np.float32, 1.8e-7)):
         pp = p.astype(dt)
         ref = pp.astype(np.float64)
@@ -446,8 +454,9 @@ def test_trig_kernel_matches_libm(p, scale):
         ph = pp.copy()[None, :]
         _fourier.phase_inplace(ph, b, scale, 1)
         arg = ref + b.astype(np.float64)
-        if dt == np.float32 and np.abs(pp).max() + 6.3 <= 8192:
-            arg = (pp + b).astype(np.float64)  # the fast float path adds in float
+        if dt == np.float32:  # elements on the fast float path add in float
+            small = np.abs(pp) + 6.3 <= 8192
+            arg[small] = (pp + b).astype(np.float64)[small]
         np.testing.assert_allclose(ph[0], s * np.cos(arg), rtol=0, atol=tol * s * 2)
 
 
@@ -455,15 +464,15 @@ def _check_phase_vs_libm(p, b, scale):
     """phase_inplace (the cosine-only kernel) against libm's cos of the same argument, at the
     tolerance of test_trig_kernel_matches_libm: 2 ulp(scale) (float64), 2 ulp(scale) of float32.
     The reference argument is p + b rounded as the kernel rounds it: in float32 on the fast
-    float path (max |p| + 6.3 <= 8192), in float64 otherwise."""
+    float path (|p| + 6.3 <= 8192, per element), in float64 otherwise."""
     for dt, tol in ((np.float64, 4.5e-16), (np.float32, 1.8e-7)):
         pp, bb = p.astype(dt), b.astype(dt)
         ph = pp.copy()[None, :]
         _fourier.phase_inplace(ph, bb, scale, 1)
-        if dt == np.float32 and np.abs(pp).max() + 6.3 <= 8192:
-            arg = (pp + bb).astype(np.float64)
-        else:
-            arg = pp.astype(np.float64) + bb.astype(np.float64)
+        arg = pp.astype(np.float64) + bb.astype(np.float64)
+        if dt == np.float32:  # elements on the fast float path add in float
+            small = np.abs(pp) + 6.3 <= 8192
+            arg[small] = (pp + bb).astype(np.float64)[small]
         s = float(dt(scale))
         np.testing.assert_allclose(ph[0], s * np.cos(arg), rtol=0, atol=tol * s * 2)
 

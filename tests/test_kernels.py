@@ -333,7 +333,14 @@ def test_get_kernel_names_and_instances():
     assert get_kernel("cauchy").name == "cauchy"
     inst = BallSumKernel(2.0, t=3, dim=4)
     assert get_kernel(inst) is inst
-    assert set(K.KERNEL_NAMES) == {"gaussian", "laplacian", "cauchy", "matern", "ballsum"}
+    assert set(K.KERNEL_NAMES) == {"gaussian", "laplacian", "cauchy", "matern", "ballsum",
+                                   "inverse_power", "stretched_exponential"}
+    assert set(K.kernel_names("fourier")) == {"gaussian", "laplacian", "cauchy", "matern",
+                                              "ballsum"}
+    assert set(K.kernel_names("fastfood")) == {"gaussian", "matern", "ballsum"}
+    assert set(K.kernel_names("binning")) == {"laplacian", "inverse_power",
+                                              "stretched_exponential"}
+    assert get_kernel("rbf") == GaussianKernel(1.0)
     assert all(isinstance(k, ShiftInvariantKernel) for k in _all_kernels())
     assert repr(MaternKernel(2.0, nu=0.5)) == "MaternKernel(sigma=2.0, nu=0.5)"
     assert hash(GaussianKernel(1.0)) == hash(GaussianKernel(1))

@@ -1,26 +1,154 @@
-"""One module per check, all of one shape.
+"""The checks: one module per check under ``analysis/checks/``, found by name (listing it in
+``analysis.CHECKS`` only fixes its place in the report).
 
-Each module defines
+The contract (validated by :func:`load`; adding a check touches only its module, its tests and
+the README)
+-------------------------------------------------------------------------------------------------
+Module attributes
 
-``NAME``, ``TITLE``
-``CLAIM``      the claim, quoted/paraphrased, and ``SOURCE`` (paper, section/equation; THEORY.md §)
+``NAME``       str, equal to the module name
+``TITLE``      str
+``CLAIM``      the claim, quoted/paraphrased; ``SOURCE`` paper, section/equation (THEORY.md §)
 ``DESIGN``     the Monte Carlo design in words
-``ALPHA``      the family false-alarm rate of the check (Bonferroni inside the check)
+``ALPHA``      float in (0, 1), the family false-alarm rate of the check (Bonferroni inside)
 ``PARAMS``     {"smoke": {...}, "quick": {...}, "full": {...}} — the parameter grids
-``run(params, seed, progress=None) -> dict``   computation only; JSON-serialisable result
-``verdict(result) -> dict``   keys: verdict ("pass" | "fail" | "vacuous"), statistic (dict),
-                              tightness (float or None), table (markdown), notes (list of str)
-``plot(result) -> matplotlib.figure.Figure``
+``COST``       optional number (default 1), relative run time used to schedule ``--jobs``
+``TIGHTNESS``  optional str: what the verdict's ``tightness`` number means ("D_emp / D_bound",
+               1 = bound attained).  Expected as soon as ``verdict`` returns a tightness (a
+               :class:`ContractWarning` otherwise; the report then prints no meaning).
+
+Functions
+
+``run(params, seed, progress=None) -> dict``
+    computation only; JSON-serialisable result.  Replicates come from
+    ``analysis.montecarlo.seed_sequences`` / ``replicate``.
+``verdict(result) -> dict``
+    keys ``verdict`` ("pass" | "fail" | "vacuous"), ``statistic`` (dict), ``tightness`` (float or
+    None), ``summary`` (str, computed from the result); optional ``table`` (markdown), ``notes``
+    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9).
+``plot(result, verdict) -> matplotlib.figure.Figure``
+    draws from the result and the verdict dict (no recomputation).  A one-argument
+    ``plot(result)`` (the contract before this change) is still accepted, with a warning.
+
+Changes from the first contract (a module written to it still runs, with warnings):
+``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``; ``summary``
+is required; ``power`` optional; the module is validated on load (:class:`ContractError` naming
+every problem); ``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
+``montecarlo.replicate`` rejects repeated seeds and all-identical replicates.
 """
 
+from __future__ import annotations
+
 import importlib
+import inspect
+import numbers
+import pkgutil
+import warnings
 
-from analysis import CHECKS
+from analysis import CHECKS as _LISTED
 
-__all__ = ["CHECKS", "load"]
+__all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "plot",
+           "ContractError", "ContractWarning", "VERDICTS"]
+
+VERDICTS = ("pass", "fail", "vacuous")
+MODES = ("smoke", "quick", "full")
+#: the report order (``analysis.CHECKS``); any module not listed there follows, alphabetically
+_ORDER = list(_LISTED)
+
+
+class ContractError(TypeError):
+    """A check module or its verdict does not follow the contract above."""
+
+
+class ContractWarning(UserWarning):
+    """A check module follows the contract only loosely (e.g. a tightness without a meaning)."""
+
+
+def discover() -> list:
+    """Names of the check modules in this folder (no leading underscore), in report order."""
+    names = [m.name for m in pkgutil.iter_modules(__path__)
+             if not m.name.startswith("_") and not m.ispkg]
+    known = [n for n in _ORDER if n in names]
+    return known + sorted(n for n in names if n not in _ORDER)
+
+
+CHECKS = discover()
+
+
+def validate_module(mod) -> None:
+    """Raise :class:`ContractError` naming every missing or malformed part of ``mod``."""
+    name = mod.__name__.rsplit(".", 1)[-1]
+    errs = []
+    for attr in ("NAME", "TITLE", "CLAIM", "SOURCE", "DESIGN"):
+        if not isinstance(getattr(mod, attr, None), str):
+            errs.append(f"{attr} must be a str")
+    if getattr(mod, "NAME", name) != name:
+        errs.append(f"NAME is {mod.NAME!r}, the module is {name!r}")
+    alpha = getattr(mod, "ALPHA", None)
+    if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
+        errs.append(f"ALPHA must be a number in (0, 1), got {alpha!r}")
+    params = getattr(mod, "PARAMS", None)
+    if not (isinstance(params, dict) and all(isinstance(params.get(m), dict) for m in MODES)):
+        errs.append(f"PARAMS must be a dict with dict entries {MODES}")
+    if not isinstance(getattr(mod, "COST", 1), numbers.Real):
+        errs.append("COST must be a number")
+    if getattr(mod, "TIGHTNESS", None) is not None and not isinstance(mod.TIGHTNESS, str):
+        errs.append("TIGHTNESS must be a str or None")
+    for fn, n in (("run", 2), ("verdict", 1), ("plot", 1)):
+        f = getattr(mod, fn, None)
+        if not callable(f):
+            errs.append(f"{fn}() missing")
+            continue
+        ps = [p for p in inspect.signature(f).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(ps) < n:
+            errs.append(f"{fn}() must take at least {n} positional argument(s)")
+    if errs:
+        raise ContractError(f"check module {name!r} breaks the contract of analysis.checks: "
+                            + "; ".join(errs))
+
+
+def validate_verdict(mod, v) -> dict:
+    """Return ``v`` if it is a valid verdict of ``mod``, else raise :class:`ContractError`."""
+    errs = []
+    if not isinstance(v, dict):
+        raise ContractError(f"{mod.NAME}.verdict() returned {type(v).__name__}, not a dict")
+    if v.get("verdict") not in VERDICTS:
+        errs.append(f"'verdict' must be one of {VERDICTS}, got {v.get('verdict')!r}")
+    if not isinstance(v.get("statistic"), dict):
+        errs.append("'statistic' must be a dict")
+    if not isinstance(v.get("summary"), str):
+        errs.append("'summary' must be a str")
+    t = v.get("tightness", "missing")
+    if t == "missing":
+        errs.append("'tightness' missing (None when the check has none)")
+    elif t is not None:
+        if not isinstance(t, numbers.Real):
+            errs.append(f"'tightness' must be a number or None, got {t!r}")
+        if not getattr(mod, "TIGHTNESS", None):
+            warnings.warn(f"{mod.NAME}.verdict() returns a tightness but the module states no "
+                          "TIGHTNESS (what the number means)", ContractWarning, stacklevel=2)
+    if errs:
+        raise ContractError(f"{mod.NAME}.verdict(): " + "; ".join(errs))
+    return v
+
+
+def plot(mod, result, v):
+    """``mod.plot(result, v)``, or ``mod.plot(result)`` for a module written to the old
+    contract (with a DeprecationWarning)."""
+    ps = [p for p in inspect.signature(mod.plot).parameters.values()
+          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(ps) >= 2:
+        return mod.plot(result, v)
+    warnings.warn(f"{mod.NAME}.plot(result) recomputes the verdict; the contract is now "
+                  "plot(result, verdict)", DeprecationWarning, stacklevel=2)
+    return mod.plot(result)
 
 
 def load(name):
+    """Import and validate the check module ``name``."""
     if name not in CHECKS:
         raise ValueError(f"unknown check {name!r}; choose from {', '.join(CHECKS)}")
-    return importlib.import_module(f"analysis.checks.{name}")
+    mod = importlib.import_module(f"analysis.checks.{name}")
+    validate_module(mod)
+    return mod

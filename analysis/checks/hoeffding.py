@@ -23,6 +23,9 @@ DESIGN = ("Fixed pair with ||Delta||/sigma = 1 (Gaussian k = 0.607; binning: Lap
           "empirical 95% quantile of |k-hat - k|, eps_bound from inverting the bound; also for "
           "Bernstein with the exact variance (THEORY §2.4).")
 COST = 3  # relative run time, used to schedule --jobs
+TIGHTNESS = ("eps_emp / eps_bound at delta = 0.05 for the paired map: the empirical 95% quantile "
+             "of |k-hat - k| over the eps at which Hoeffding's bound equals 0.05 (mean over D; 1 ="
+             " bound attained)")
 ALPHA = 1e-5
 DELTA = 0.05
 
@@ -95,7 +98,7 @@ def verdict(res):
     fails, lines, notes = [], [], []
     n_nonvac = 0
     worst = 0.0  # max of CP lower / bound over non-vacuous comparisons
-    ratios = {}
+    ratios, cis = {}, {}
     for mp in res["maps"]:
         for s in mp["sizes"]:
             cnt = np.asarray(s["count"])
@@ -111,53 +114,78 @@ def verdict(res):
                 fails.append(f"{mp['label']} size {s['size']}")
             th = s["eps_emp"] / s["eps_hoeffding"]
             tb = s["eps_emp"] / s["eps_bernstein"]
+            ci = [x / s["eps_hoeffding"] for x in s.get("eps_emp_ci", [np.nan, np.nan])]
             ratios.setdefault(mp["label"], []).append(th)
+            cis.setdefault(mp["label"], []).append(ci)
             i = int(np.argmin(np.abs(bnd - 0.05))) if nv.any() else 0
-            lines.append(f"| {mp['label']} | {s['size']} | {th:.3f} | {tb:.3f} | "
+            lines.append(f"| {mp['label']} | {s['size']} | {th:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | "
+                         f"{tb:.3f} | "
                          f"{s['rmse']:.4f} / {s['rmse_theory']:.4f} | eps={s['eps'][i]:.3f}: "
                          f"p-hat {cnt[i] / R:.4f} (95% upper {up[i]:.4f}) vs bound {bnd[i]:.4f} | "
                          f"{'FAIL' if bad.any() else 'ok'} |")
-    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound | Bernstein | RMSE emp / "
-             "exact | example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+    table = ("| map | D or P | tightness Hoeffding eps_emp/eps_bound [95% CI] | Bernstein | RMSE "
+             "emp / exact | example eps | |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines))
     mean_ratio = {k: float(np.mean(v)) for k, v in ratios.items()}
+    # the largest ratio (the size where the bound is tightest) with its order-statistic interval
+    max_ratio = {k: (float(np.max(v)), cis[k][int(np.argmax(v))]) for k, v in ratios.items()}
     paired = [v for k, v in mean_ratio.items() if "paired" in k]
     tight = paired[0] if paired else float(np.mean(list(mean_ratio.values())))
     verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")
     notes.append("Tightness ratios (mean over D): " + ", ".join(
         f"{k}: {v:.3f}" for k, v in mean_ratio.items()) + " — the Hoeffding eps at delta = 0.05 is "
         "1/ratio times the empirical 95% quantile.")
+    det = stats.binomial_detectable_ratio(0.05, R, level)
+    power = (f"a tail probability {det:.2f}x the bound where the bound is 0.05 (R = {R} fits, "
+             f"Clopper-Pearson at {level:.1e}); i.e. a Hoeffding bound too small by that factor "
+             "at delta = 0.05")
+    if fails:
+        head = (f"empirical tail ABOVE its bound (Clopper-Pearson lower limit > bound) for "
+                f"{', '.join(fails)}")
+    elif n_nonvac:
+        head = (f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons; largest "
+                f"CP lower limit / bound {worst:.2f})")
+    else:
+        head = "every bound >= 1 on the grid: nothing to contradict (vacuous)"
+    summary = (head + "; eps_emp/eps_Hoeffding at delta=0.05, max over sizes [95% CI]: " +
+               ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f} [{c[0]:.2f}, {c[1]:.2f}]"
+                         for k, (v, c) in max_ratio.items()))
     return dict(verdict=verdict_,
                 statistic={"tightness_by_map": mean_ratio, "max_cp_lower_over_bound": worst,
+                           "tightness_max_ci95": {k: [v, c] for k, (v, c) in max_ratio.items()},
                            "non_vacuous_comparisons": n_nonvac, "n_comparisons": m,
                            "per_comparison_level": level, "failed": fails},
-                tightness=tight,
-                summary=(f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons); "
-                         f"eps_emp/eps_Hoeffding at delta=0.05: " +
-                         ", ".join(f"{k.replace('rff gaussian ', '')} {v:.2f}"
-                                   for k, v in mean_ratio.items())),
-                table=table, notes=notes)
+                tightness=tight, summary=summary, table=table, notes=notes, power=power)
 
 
-def plot(res):
-    v = verdict(res)
+def plot(res, v):
     R = res["R"]
     fig, axes = plots.figure(ncols=len(res["maps"]) + 1, width=4.2)
+    floor = 0.5 / R  # where an empirical tail of 0 (no exceedance in R fits) is drawn
     for ax, mp in zip(axes, res["maps"], strict=False):
         for j, s in enumerate(mp["sizes"]):
             c = plots.COLORS[j % len(plots.COLORS)]
             eps = np.asarray(s["eps"])
             cnt = np.asarray(s["count"])
             lo, hi = stats.clopper_pearson(cnt, R, 0.05)
-            ph = np.maximum(cnt / R, 0.5 / R)
-            ax.plot(eps, ph, "o-", ms=3, color=c, label=f"empirical, size {s['size']}")
-            plots.band(ax, eps, np.maximum(lo, 0.5 / R), hi, c)
+            ph = np.where(cnt > 0, cnt / R, floor)
+            pos = cnt > 0
+            ax.plot(eps[pos], ph[pos], "o-", ms=3, color=c, label=f"empirical, size {s['size']}")
+            ax.plot(eps[~pos], ph[~pos], "v", ms=4, mfc="none", color=c)
+            plots.band(ax, eps, np.maximum(lo, floor), hi, c)
             ax.plot(eps, np.minimum(s["bound"], 2), "--", color=c, lw=1.2)
             ax.plot(eps, np.minimum(s["bernstein"], 2), ":", color=c, lw=1.2)
+        ax.axhline(floor, color="gray", lw=0.8, ls="-.",
+                   label=f"none of {R} observed (drawn at 0.5/R = {floor:.1e}, open triangles)")
+        ax.plot([], [], "k--", lw=1.2, label="Hoeffding bound")
+        ax.plot([], [], "k:", lw=1.2, label="Bernstein bound")
         ax.set_yscale("log")
         ax.set_xscale("log")
         ax.set_ylim(0.3 / R, 2.5)
-        plots.finish(ax, "eps (kernel units)", "P(|k-hat - k| >= eps)",
-                     f"{mp['label']}: dashed Hoeffding, dotted Bernstein", fontsize=6)
+        plots.finish(ax, "eps (kernel units)", "P(|k-hat - k| >= eps) (95% CP band)",
+                     mp["label"], legend=False)
+    # one legend for the three tail panels, below them (never over the data)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=7,
+               fontsize=7, frameon=False)
     ax = axes[-1]
     for i, mp in enumerate(res["maps"]):
         c = plots.COLORS[i]
@@ -171,8 +199,9 @@ def plot(res):
         plots.band(ax, sz, lo, hi, c)
     ax.axhline(1.0, label="bound is tight", **plots.BOUND_STYLE)
     ax.set_xscale("log")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, 1.45)
     plots.finish(ax, "D (frequencies / features) or P (grids)",
-                 "eps_emp(0.95) / eps_bound(0.05)", "tightness ratio", fontsize=6)
+                 "eps_emp(0.95) / eps_bound(0.05)", "tightness ratio (band: 95% CI, Hoeffding)",
+                 fontsize=6, loc="upper left", ncol=2)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

@@ -6,6 +6,7 @@ import numpy as np
 
 from analysis import bounds, maps, plots, stats
 from analysis import montecarlo as mc
+from analysis import pooled as pooled_design
 
 NAME = "unbiasedness"
 TITLE = "Unbiasedness of z(x)'z(y)"
@@ -45,9 +46,10 @@ PARAMS = {
     "smoke": dict(maps=_QUICK_MAPS[:1] + _QUICK_MAPS[7:8] + _QUICK_MAPS[9:10], d=3, sigma=1.3,
                   radii=[0.3, 1.0, 2.0], R=60, size=16),
     "quick": dict(maps=_QUICK_MAPS, d=3, sigma=1.3, radii=[0.1, 0.3, 0.6, 1.0, 1.5, 2.5], R=400,
-                  size=32),
+                  size=32, pool_fits=40, pool_groups=125, adv_radius=1.0),
     "full": dict(maps=_FULL_MAPS, d=5, sigma=1.3, radii=[0.05, 0.1, 0.2, 0.4, 0.7, 1.0, 1.5, 2.0,
-                                                         3.0], R=4000, size=64),
+                                                         3.0], R=4000, size=64,
+                 pool_fits=40, pool_groups=250, adv_radius=1.0),
 }
 
 
@@ -72,6 +74,18 @@ def _exact_var(spec, k, k2, size):
     return None
 
 
+def _adversarial(d, radius):
+    """Structured differences for a structured map in dimension d: coordinate axes, the
+    constant vector, a 2-sparse vector and an alternating-sign (Hadamard-row-like) vector."""
+    e = np.eye(d)
+    dirs = {"axis e_0": e[0], f"axis e_{d - 1}": e[d - 1], "constant": np.ones(d),
+            "2-sparse (e_0 + e_1)": e[0] + e[min(1, d - 1)],
+            "alternating signs": (-1.0) ** np.arange(d)}
+    names = list(dirs)
+    U = np.array([dirs[n] / np.linalg.norm(dirs[n]) for n in names])
+    return names, U * radius
+
+
 def run(params, seed, progress=None):
     x0, deltas = _design(params)
     X, Y = x0[None, :], x0[None, :] + deltas
@@ -93,19 +107,42 @@ def run(params, seed, progress=None):
                 lib_diff = float(np.max(np.abs(np.asarray(lk.k(deltas)) - k)))
             except Exception as exc:  # report, do not hide
                 lib_diff = f"error: {exc!r}"
-        out.append(dict(spec=spec, label=lab, k=k.tolist(), mean=mean.tolist(), se=se.tolist(),
-                        z=z.tolist(), exact_var=ev is not None, lib_kernel_maxdiff=lib_diff))
+        row = dict(spec=spec, label=lab, k=k.tolist(), mean=mean.tolist(), se=se.tolist(),
+                   z=z.tolist(), exact_var=ev is not None, lib_kernel_maxdiff=lib_diff)
+        if spec["family"] == "fastfood" and params.get("adv_radius"):
+            # structured inputs for the structured map: axes, the constant vector, sparse
+            names, dl = _adversarial(params["d"], params["adv_radius"] * params["sigma"])
+            ps = mc.seed_sequences(seed, NAME, lab, "adversarial", n=params["R"])
+            kh = mc.replicate(lambda rs, spec=spec, dl=dl: maps.estimates(
+                spec, params["size"], rs, X, x0[None, :] + dl), ps, progress)
+            ka = maps.true_k(spec, dl)
+            za, ma, sa = stats.z_test_mean(kh, ka)
+            row["adv"] = dict(inputs=names, k=ka.tolist(), mean=ma.tolist(), se=sa.tolist(),
+                              z=za.tolist())
+        out.append(row)
+        if params.get("pool_fits") and spec["family"] != "fastfood":
+            # pooled design (analysis.pooled): pool_fits fits x pool_groups groups of `size`
+            # i.i.d. terms, for the power to see a 2 % bandwidth error
+            K = params["pool_groups"]
+            ps = mc.seed_sequences(seed, NAME, lab, "pooled", n=params["pool_fits"])
+            kh = mc.replicate(lambda rs, spec=spec, K=K: pooled_design.group_estimates(
+                spec, params["size"], K, rs, X, Y), ps, progress).reshape(-1, len(deltas))
+            z, mean, se = stats.z_test_mean(kh, k, exact_var=ev)
+            out.append(dict(spec=spec, label=lab + " pooled", pooled=True,
+                            n_rep=int(kh.shape[0]), k=k.tolist(), mean=mean.tolist(),
+                            se=se.tolist(), z=z.tolist(), exact_var=ev is not None,
+                            lib_kernel_maxdiff=None))
     return dict(radii=list(params["radii"]), R=params["R"], size=params["size"], d=params["d"],
                 sigma=params["sigma"], maps=out)
 
 
 def verdict(res):
-    m = sum(len(r["z"]) for r in res["maps"])
+    m = sum(len(r["z"]) + len(r.get("adv", {}).get("z", [])) for r in res["maps"])
     zc = stats.z_threshold(stats.bonferroni(ALPHA, m))
     rows, fails, notes = [], [], []
     worst = 0.0
     for r in res["maps"]:
-        z = np.abs(np.asarray(r["z"]))
+        z = np.abs(np.asarray(r["z"] + r.get("adv", {}).get("z", [])))
         worst = max(worst, float(z.max()))
         bad = bool(z.max() > zc)
         lib = r["lib_kernel_maxdiff"]
@@ -116,41 +153,96 @@ def verdict(res):
             fails.append(r["label"] + " (library kernel != truth)")
             notes.append(f"{r['label']}: randfeat.kernels k differs from the closed form: {lib}")
         bias = np.asarray(r["mean"]) - np.asarray(r["k"])
+        if "adv" in r:
+            za = np.abs(np.asarray(r["adv"]["z"]))
+            ba = np.abs(np.asarray(r["adv"]["mean"]) - np.asarray(r["adv"]["k"]))
+            notes.append(f"{r['label']}, adversarial inputs at ||Delta|| = sigma "
+                         f"({', '.join(r['adv']['inputs'])}): max |bias| {ba.max():.4f}, max |z| "
+                         f"{za.max():.2f} (sample variance; included in the test above)")
         rows.append(f"| {r['label']} | {'exact' if r['exact_var'] else 'sample'} | "
                     f"{np.max(np.abs(bias)):.4f} | {np.max(r['se']):.4f} | {z.max():.2f} | "
                     f"{'-' if lib is None else (lib if isinstance(lib, str) else f'{lib:.1e}')} | "
                     f"{'FAIL' if bad or lib_bad else 'ok'} |")
     table = ("| map | variance | max abs bias | max se | max abs z | library k vs truth | |\n"
              "|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+    power, bw = _power(res, zc)
+    summary = (f"max |z| = {worst:.2f} over {m} (map, Delta) comparisons "
+               f"(threshold {zc:.2f}: family false-alarm {ALPHA:g}, Bonferroni)")
+    if fails:
+        summary = f"BIASED: {', '.join(fails)}; " + summary
     return dict(verdict="fail" if fails else "pass",
                 statistic={"max_abs_z": worst, "z_threshold": zc, "n_comparisons": m,
-                           "failed": fails},
-                tightness=None,
-                summary=(f"max |z| = {worst:.2f} over {m} (map, Delta) comparisons "
-                         f"(threshold {zc:.2f}: family false-alarm {ALPHA:g}, Bonferroni)"),
-                table=table, notes=notes)
+                           "failed": fails, "detectable_bandwidth_error": bw},
+                tightness=None, summary=summary, table=table, notes=notes, power=power)
 
 
-def plot(res):
-    v = verdict(res)
+def _power(res, zc):
+    """The smallest bias detected with probability >= 0.9 (|z| > zc when the true mean is off by
+    (zc + z_0.9) se), per map, and the relative bandwidth error sigma -> sigma (1 + e) that
+    causes such a bias at some tested Delta (bisection on the exact kernel)."""
+    from scipy.stats import norm
+
+    z90 = float(norm.ppf(0.9))
+    radii = np.asarray(res["radii"])
+    best = {}
+    for r in res["maps"]:
+        se = np.asarray(r["se"])
+        need = (zc + z90) * se
+        base = r["label"].replace(" pooled", "")
+        spec = r["spec"]
+        x0, deltas = _design(dict(d=res["d"], sigma=res["sigma"], radii=list(radii)))
+        k = np.asarray(r["k"])
+
+        def detected(e, spec=spec, deltas=deltas, k=k, need=need):
+            kk = maps.true_k(dict(spec, sigma=spec["sigma"] * (1 + e)), deltas)
+            return bool(np.any(np.abs(kk - k) >= need))
+
+        lo, hi = 0.0, 0.5
+        if not detected(hi):
+            e = float("inf")
+        else:
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if detected(mid) else (mid, hi)
+            e = hi
+        b = float(np.min(need))
+        if base not in best or e < best[base][1]:
+            best[base] = (b, e)
+    bw = {k: v[1] for k, v in best.items()}
+    g = [k for k in bw if k.startswith("rff gaussian paired")]
+    head = bw[g[0]] if g else min(bw.values())
+    worst_map = max(bw, key=bw.get)
+    power = (f"bias {np.median([v[0] for v in best.values()]):.4f} (kernel units, median over "
+             "maps of the best-resolved point); "
+             f"a bandwidth error of {head:.1%} (rff gaussian paired), at worst {bw[worst_map]:.1%} "
+             f"({worst_map}); probability >= 0.9 at |z| > {zc:.2f}")
+    return power, bw
+
+
+def plot(res, v):
     n = len(res["maps"])
+    cols = plots.colors(n)
+    marks = {"rff": "o", "fastfood": "s", "binning": "^"}
     fig, axes = plots.figure(ncols=2, width=5.5)
+    fig.set_size_inches(13.0, 4.2)
     ax, az = axes
     radii = np.asarray(res["radii"])
     for i, r in enumerate(res["maps"]):
-        c = plots.COLORS[i % len(plots.COLORS)]
+        c = cols[i]
+        mk = marks.get(r["spec"]["family"], "o")
         bias = np.asarray(r["mean"]) - np.asarray(r["k"])
         se = np.asarray(r["se"])
         ax.errorbar(radii * (1 + 0.012 * (i - n / 2)), bias,
-                    yerr=v["statistic"]["z_threshold"] * se, fmt="o-", ms=3, color=c,
-                    label=r["label"], lw=0.8, capsize=2)
-        az.plot(radii, np.abs(r["z"]), "o-", ms=3, color=c, lw=0.8)
+                    yerr=v["statistic"]["z_threshold"] * se, fmt=mk + "-", ms=3, color=c,
+                    lw=0.8, capsize=2)
+        az.plot(radii, np.abs(r["z"]), mk + "-", ms=3, color=c, lw=0.8, label=r["label"])
     ax.axhline(0, **plots.BOUND_STYLE)
     plots.finish(ax, "||Delta|| / sigma (dimensionless)", "mean k-hat - k (kernel units)",
-                 f"bias, bars = ±z* se (R = {res['R']})", fontsize=6)
+                 f"bias, bars = ±z* se (R = {res['R']}); maps as in the legend on the right",
+                 legend=False)
     az.axhline(v["statistic"]["z_threshold"], label="Bonferroni threshold z*", **plots.BOUND_STYLE)
     az.set_yscale("symlog", linthresh=1)
-    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)", "|z| per "
-                                                                                   "comparison")
+    plots.finish(az, "||Delta|| / sigma (dimensionless)", "|z| (standard errors)",
+                 "|z| per comparison", fontsize=7, outside=True)
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig

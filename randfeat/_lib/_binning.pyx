@@ -44,6 +44,7 @@ from randfeat._lib._policy cimport (
     Interrupt,
     check_threads,
     effective_threads,
+    ensure_threads,
     interrupt_init,
     interrupted,
     raise_if_interrupted,
@@ -478,6 +479,7 @@ def cell_indices(const floating[:, ::1] X, const double[:, ::1] shifts,
         raise ValueError("cell_indices: inconsistent shapes")
     check_threads(n_threads)
     cdef int n_thr = effective_threads(n_threads, n, n * P * d, _MIN_WORK)
+    ensure_threads(n_thr)
     cdef Interrupt intr
     interrupt_init(&intr, P * d)
     with nogil:
@@ -519,6 +521,7 @@ def hashed_columns(const floating[:, ::1] X, const double[:, ::1] shifts,
                          "the column index type")
     check_threads(n_threads)
     cdef int n_thr = effective_threads(n_threads, n, n * P * d, _MIN_WORK)
+    ensure_threads(n_thr)
     cdef Interrupt intr
     if n == 0:
         return
@@ -547,6 +550,7 @@ def fingerprints(const floating[:, ::1] X, CellLayout layout not None, uint64_t[
         raise ValueError("fingerprints: fa and fb must have shape (n_grids, n_samples)")
     check_threads(n_threads)
     cdef int n_thr = effective_threads(n_threads, n, n * P * (L.d + 4 * W), _MIN_WORK)
+    ensure_threads(n_thr)
     cdef Interrupt intr
     if n == 0:
         return
@@ -687,6 +691,7 @@ def build_cells(const uint64_t[:, ::1] fa, const uint32_t[:, ::1] fb, int32_t[:,
         raise ValueError("build_cells: at most 2**31 - 2 rows")
     check_threads(n_threads)
     cdef int n_thr = effective_threads(n_threads, P, P * n * 20, _MIN_WORK)
+    ensure_threads(n_thr)
     cdef Table *tables = <Table *>calloc(n_thr, sizeof(Table))
     cdef rf_cell_entry **results = <rf_cell_entry **>calloc(P, sizeof(rf_cell_entry *))
     cdef Py_ssize_t *counts = <Py_ssize_t *>calloc(P, sizeof(Py_ssize_t))
@@ -789,6 +794,7 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
         raise ValueError("lookup_columns: int32 output for more than 2**31 - 1 columns")
     check_threads(n_threads)
     cdef int n_thr = effective_threads(n_threads, n, n * P * (L.d + 4 * W + 50), _MIN_WORK)
+    ensure_threads(n_thr)
     cdef Interrupt intr
     if n == 0:
         return 0

@@ -32,14 +32,19 @@ set -- parameters about n*(1/8 + 4 + 2*sizeof(floating)) bytes (<= 0.8 MB at n =
 float32), two d-long scratch vectors and the output row -- stays in this CPU's 1 MB L2 / shared
 L3, and every output value is written once, so a block-outer tiling was not needed at the
 benchmark sizes.
-Scratch buffers (one per thread, allocated by the caller) are reused for every row; a row's
-result depends on that row only, so the output is bit-identical for every thread count.
+Scratch buffers (one per thread, allocated by this function once per call after the thread
+count is set by ``_policy.effective_threads``) are reused for every row; a row's result depends
+on that row only, so the output is bit-identical for every thread count.
 """
+import numpy as np
+
 from cython cimport floating
 from cython.parallel cimport prange
 
 from randfeat._lib._fwht cimport fwht_inplace
-from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED, omp_get_thread_num
+from randfeat._lib._openmp cimport omp_get_thread_num
+from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
+                                    interrupt_init, interrupted, raise_if_interrupted)
 
 from randfeat._lib._rff_trig cimport paired_row, phase_row
 
@@ -63,11 +68,6 @@ cdef extern from "fastfood_block.h" nogil:
 rf_ff_sign_tables_init()  # the +-1 tables of the packed signs (before any transform)
 
 
-def openmp_enabled():
-    """Whether this extension was compiled with OpenMP."""
-    return bool(RANDFEAT_OPENMP_ENABLED)
-
-
 cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
                               Py_ssize_t n) noexcept nogil:
     """u[k] = x[k] * (-1 if bit k of ``bits`` else 1) for k < n (``src/fastfood_block.c``)."""
@@ -85,7 +85,8 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
                floating *out, floating *u, floating *w) noexcept nogil:
     """All blocks of one row: u, w are scratch buffers of d = 2**log_d values.  ``Bbits`` has
     ``bits_stride`` bytes per block; G has d entries per block, S only the n_freq used rows.
-    Returns 1 when a projection was not finite (overflow: the row's features are NaN)."""
+    Returns 1 when a projection was not finite (overflow: the row's features are NaN), -1 when
+    the FWHT kernel refused the length (its error code; the row is then not computed)."""
     cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
     cdef Py_ssize_t b, k, m, start
     cdef const int *Pb
@@ -103,13 +104,15 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
         _apply_signs(u, x, Bbits + b * bits_stride, d_in)
         for k in range(d_in, d):
             u[k] = 0
-        fwht_inplace(u, log_d)
+        if fwht_inplace(u, log_d) != 0:
+            return -1
         # w = G Pi u, then w = H w
         if floating is float:
             rf_ff_gather_float(w, u, Pb, Gb, d)
         else:
             rf_ff_gather_double(w, u, Pb, Gb, d)
-        fwht_inplace(w, log_d)
+        if fwht_inplace(w, log_d) != 0:
+            return -1
         # z = scale * S w (first m rows of this block) straight into the output row
         if floating is float:
             rf_ff_scale_float(out + start, w, Sb, scale, m)
@@ -126,7 +129,7 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
 def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
                        const int[:, ::1] P, const floating[:, ::1] G,
                        const floating[::1] S, const floating[::1] offsets,
-                       floating[:, ::1] out, floating[:, ::1] scratch, int log_d,
+                       floating[:, ::1] out, scratch, int log_d,
                        double scale, double mult,
                        Py_ssize_t n_freq, int mode, int n_threads):
     """Fill ``out`` with the Fastfood features of every row of ``X`` (rows in parallel).
@@ -135,16 +138,25 @@ def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbi
     past them would be out of bounds): X (n, d_in) with d_in <= d = 2**log_d; Bbits
     (n_blocks, ceil(d / 8)) uint8, the packed signs; P, G (n_blocks, d) with
     n_blocks * d >= n_freq; S (n_freq,); offsets (n_freq,) (mode 1; ignored otherwise);
-    out (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2; scratch
-    (n_threads, 2 * d), one row per thread.  ``mult`` multiplies every
-    trigonometric feature (1/sqrt(n_freq) or sqrt(2/n_freq)).  Returns the number of rows
-    with a non-finite projection (overflow; their features are NaN), 0 normally.
+    out (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2.  ``scratch`` is None (this
+    function allocates one (threads, 2 d) row per thread, the thread count set by the policy of
+    ``_policy.pxd``) or such a C-contiguous array of X's dtype (then at most as many threads as
+    it has rows).  ``mult`` multiplies every trigonometric feature (1/sqrt(n_freq) or
+    sqrt(2/n_freq)).  Returns the number of rows with a non-finite projection (overflow; their
+    features are NaN), 0 normally.  Raises ValueError for n_threads outside 1..1024 or
+    log_d outside 0..30, RuntimeError when the FWHT kernel refuses a row, KeyboardInterrupt on
+    Ctrl-C (within about a millisecond of work).
     """
     cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1]
-    cdef Py_ssize_t d = (<Py_ssize_t>1) << log_d
+    cdef Py_ssize_t d
     cdef Py_ssize_t n_blocks = Bbits.shape[0]
     cdef Py_ssize_t bits_stride = Bbits.shape[1]
     cdef Py_ssize_t i
+    check_threads(n_threads)
+    if log_d < 0 or log_d > 30:
+        raise ValueError(f"fastfood_transform: log_d={log_d} is outside 0..30 (the FWHT's "
+                         "largest length is 2**30)")
+    d = (<Py_ssize_t>1) << log_d
     if (bits_stride != (d + 7) // 8 or P.shape[0] != n_blocks or P.shape[1] != d
             or G.shape[0] != n_blocks or G.shape[1] != d or S.shape[0] != n_freq
             or n_blocks * d < n_freq or d_in > d):
@@ -154,38 +166,60 @@ def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbi
             f"G ({G.shape[0]}, {G.shape[1]}), S ({S.shape[0]},), "
             f"X ({X.shape[0]}, {X.shape[1]})")
     if (out.shape[0] != n or out.shape[1] != (2 * n_freq if mode == 0 else n_freq)
-            or scratch.shape[1] < 2 * d or (mode == 1 and offsets.shape[0] != n_freq)
-            or mode < 0 or mode > 2):
+            or (mode == 1 and offsets.shape[0] != n_freq) or mode < 0 or mode > 2):
         raise ValueError(
             f"fastfood_transform: inconsistent buffers for mode={mode}, n_freq={n_freq}, "
-            f"d={d}: out ({out.shape[0]}, {out.shape[1]}), scratch ({scratch.shape[0]}, "
-            f"{scratch.shape[1]}), offsets ({offsets.shape[0]},), X ({n}, {d_in})")
-    cdef int n_thr = n_threads
+            f"d={d}: out ({out.shape[0]}, {out.shape[1]}), "
+            f"offsets ({offsets.shape[0]},), X ({n}, {d_in})")
     cdef floating sc = <floating>scale
     cdef floating mu = <floating>mult
-    cdef int t
-    cdef Py_ssize_t n_bad = 0
+    cdef int t, r, nt
+    cdef Py_ssize_t n_bad = 0, n_err = 0
     cdef const floating *off = &offsets[0] if offsets.shape[0] > 0 else NULL
+    cdef floating[:, ::1] scr
+    cdef Interrupt intr
     if n == 0 or n_freq == 0:
         return 0
-    if n_thr > n:
-        n_thr = <int>n
-    if n_thr > scratch.shape[0]:
-        n_thr = <int>scratch.shape[0]
-    if n_thr < 1:
-        n_thr = 1
-    if n_thr == 1:
-        with nogil:
-            for i in range(n):
-                n_bad += _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0],
-                              &G[0, 0], &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
-                              &scratch[0, 0], &scratch[0, d])
-        return n_bad
+    # one row per item; a row costs about n_blocks * d * (2 log d + 6) operations
+    nt = effective_threads(n_threads, n, n * n_blocks * d, 2 * d)
+    if scratch is None:
+        scr = np.empty((nt, 2 * d), dtype=np.float32 if floating is float else np.float64)
+    else:
+        scr = scratch
+        if scr.shape[1] < 2 * d or scr.shape[0] < 1:
+            raise ValueError(f"fastfood_transform: scratch ({scr.shape[0]}, {scr.shape[1]}) "
+                             f"needs at least one row of {2 * d} values")
+        if nt > scr.shape[0]:
+            nt = <int>scr.shape[0]
+    ensure_threads(nt)
+    interrupt_init(&intr, n_blocks * d * (2 * log_d + 6))
     with nogil:
-        for i in prange(n, schedule="static", num_threads=n_thr):
-            # this thread's scratch row (allocated once by the caller, reused for every row)
-            t = omp_get_thread_num()
-            n_bad += _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
-                          &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
-                          &scratch[t, 0], &scratch[t, d])
+        if nt == 1:
+            for i in range(n):
+                if interrupted(&intr):
+                    break
+                r = _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0],
+                         &G[0, 0], &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
+                         &scr[0, 0], &scr[0, d])
+                if r < 0:
+                    n_err = n_err + 1
+                else:
+                    n_bad = n_bad + r
+        else:
+            for i in prange(n, schedule="static", num_threads=nt):
+                if interrupted(&intr):
+                    continue
+                # this thread's scratch row (allocated once per call, reused for every row)
+                t = omp_get_thread_num()
+                r = _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
+                         &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
+                         &scr[t, 0], &scr[t, d])
+                if r < 0:
+                    n_err += 1
+                else:
+                    n_bad += r
+    raise_if_interrupted(&intr)
+    if n_err:
+        raise RuntimeError(f"fastfood_transform: the FWHT kernel refused {n_err} of {n} rows "
+                           f"(length 2**{log_d})")
     return n_bad

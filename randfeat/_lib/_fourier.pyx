@@ -24,14 +24,9 @@ from cython.parallel cimport prange
 
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
-from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
-
+from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
+                                    interrupt_init, interrupted, raise_if_interrupted)
 from randfeat._lib._rff_trig cimport paired_row, paired_split, phase_row, rf_rff_trig_isa
-
-
-def openmp_enabled():
-    """Whether this extension was compiled with OpenMP."""
-    return bool(RANDFEAT_OPENMP_ENABLED)
 
 
 def isa():
@@ -58,13 +53,22 @@ def is_blocked(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d):
     return _work(n, m, d) >= _PARALLEL_MIN_WORK
 
 
-cdef inline int _threads(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) noexcept nogil:
-    """Never more threads than blocks; one thread when the whole job is small."""
-    if n_threads > n_rows:
-        n_threads = <int>n_rows
-    if work < _PARALLEL_MIN_WORK:
-        n_threads = 1
-    return n_threads if n_threads > 1 else 1
+cdef enum:
+    # Largest BLAS dimension: the Fortran BLAS takes 32-bit ints.  Blocks are never longer than
+    # this (a shape-only rule, so the output still does not depend on the thread count) and the
+    # dimensions a gemm does not split must stay below it.
+    _BLAS_INT_MAX = 2147483647
+    _MAX_BLOCK = 1073741824
+
+
+cpdef int check_blas_dims(str where, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo) except -1:
+    """Raise ValueError when a dimension that one gemm call takes whole overflows a BLAS int."""
+    if m > _BLAS_INT_MAX or d > _BLAS_INT_MAX or ldo > _BLAS_INT_MAX:
+        raise ValueError(
+            f"{where}: {m} frequencies of {d} features (output row of {ldo} values) exceed the "
+            f"BLAS's 32-bit dimensions (at most {_BLAS_INT_MAX}); use fewer components or "
+            "features")
+    return 0
 
 
 def paired_inplace(floating[:, ::1] buf, Py_ssize_t m, double scale, int n_threads):
@@ -77,9 +81,11 @@ def paired_inplace(floating[:, ::1] buf, Py_ssize_t m, double scale, int n_threa
     cdef Py_ssize_t n_bad = 0
     if buf.shape[1] != 2 * m:
         raise ValueError(f"paired_inplace: buffer has {buf.shape[1]} columns, expected {2 * m}")
+    check_threads(n_threads)
     if n_rows == 0 or m == 0:
         return 0
-    nt = _threads(n_threads, n_rows, n_rows * m)
+    nt = effective_threads(n_threads, n_rows, n_rows * m * 16, _PARALLEL_MIN_WORK)
+    ensure_threads(nt)
     with nogil:
         for i in prange(n_rows, schedule='static', num_threads=nt):
             n_bad += paired_row(&buf[i, 0], m, s)
@@ -95,9 +101,11 @@ def phase_inplace(floating[:, ::1] buf, const floating[::1] offset, double scale
     cdef Py_ssize_t n_bad = 0
     if offset.shape[0] != m:
         raise ValueError(f"phase_inplace: {offset.shape[0]} offsets for {m} columns")
+    check_threads(n_threads)
     if n_rows == 0 or m == 0:
         return 0
-    nt = _threads(n_threads, n_rows, n_rows * m)
+    nt = effective_threads(n_threads, n_rows, n_rows * m * 16, _PARALLEL_MIN_WORK)
+    ensure_threads(nt)
     with nogil:
         for i in prange(n_rows, schedule='static', num_threads=nt):
             n_bad += phase_row(&buf[i, 0], &offset[0], m, s)
@@ -131,6 +139,9 @@ def gemm_cut_invariant(const floating[:, ::1] X, const floating[:, ::1] W, Py_ss
     if W.shape[1] != d or not (0 < row_cut < n) or not (0 < col_cut < m):
         raise ValueError("gemm_cut_invariant: need X (n, d), W (m, d), 0 < row_cut < n, "
                          "0 < col_cut < m")
+    if n > _BLAS_INT_MAX:
+        raise ValueError("gemm_cut_invariant: a probe of more than 2**31 - 1 rows")
+    check_blas_dims("gemm_cut_invariant", m, d, m)
     dt = np.float32 if floating is float else np.float64
     full_a, rows_a, cols_a = np.empty((n, m), dt), np.empty((n, m), dt), np.empty((n, m), dt)
     cdef floating[:, ::1] full = full_a, rows = rows_a, cols = cols_a
@@ -165,6 +176,8 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     b = (L + max_blocks - 1) // max_blocks
     if b < chunk:
         b = chunk
+    if b > _MAX_BLOCK:
+        b = _MAX_BLOCK
     return b if n > m else -b
 
 
@@ -201,21 +214,41 @@ cdef Py_ssize_t _map_block(const floating *X, const floating *W, const floating 
     return n_bad
 
 
-cdef Py_ssize_t _map(const floating *X, const floating *W, const floating *offset, floating *out,
-               Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo, Py_ssize_t chunk,
-               Py_ssize_t max_blocks, int n_threads, bint paired, floating s) noexcept nogil:
-    """Both maps: cut into blocks (``_block``), blocks spread over threads (``_map_block``).
-    Returns the count of non-finite projections found (0: every feature is finite)."""
-    cdef Py_ssize_t c, n_chunks, n_bad = 0
-    cdef Py_ssize_t blk = _block(n, m, d, chunk, max_blocks)
+cdef inline Py_ssize_t _n_blocks(Py_ssize_t n, Py_ssize_t m, Py_ssize_t blk) noexcept nogil:
     if blk > 0:
-        n_chunks = (n + blk - 1) // blk
-    else:
-        n_chunks = (m - blk - 1) // (-blk)
-    cdef int nt = _threads(n_threads, n_chunks, _work(n, m, d))
+        return (n + blk - 1) // blk
+    return (m - blk - 1) // (-blk)
+
+
+cdef Py_ssize_t _map(const floating *X, const floating *W, const floating *offset, floating *out,
+               Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo, Py_ssize_t blk,
+               int nt, Interrupt *intr, bint paired, floating s) noexcept nogil:
+    """Both maps: blocks (``_block``) spread over ``nt`` threads (``_map_block``).  Returns the
+    count of non-finite projections found (0: every feature is finite).  Ctrl-C is noticed
+    between blocks (a block's gemm is one BLAS call)."""
+    cdef Py_ssize_t c, n_bad = 0
+    cdef Py_ssize_t n_chunks = _n_blocks(n, m, blk)
     for c in prange(n_chunks, schedule='static', num_threads=nt):
+        if interrupted(intr):
+            continue
         n_bad += _map_block(X, W, offset, out, n, m, d, ldo, blk, c, paired, s)
     return n_bad
+
+
+cdef int _plan(str where, Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo,
+               int chunk, int max_blocks, int n_threads, Py_ssize_t *blk, int *nt,
+               Interrupt *intr) except -1:
+    """Checks and the thread plan of one map (with the GIL, before the ``nogil`` block)."""
+    check_threads(n_threads)
+    if chunk < 1:
+        raise ValueError(f"{where}: chunk must be >= 1, got {chunk}")
+    check_blas_dims(where, m, d, ldo)
+    blk[0] = _block(n, m, d, chunk, max_blocks)
+    nb = _n_blocks(n, m, blk[0])
+    nt[0] = effective_threads(n_threads, nb, _work(n, m, d), _PARALLEL_MIN_WORK)
+    ensure_threads(nt[0])
+    interrupt_init(intr, _work(n, m, d) // nb)
+    return 0
 
 
 def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floating[:, ::1] out,
@@ -226,13 +259,16 @@ def transform_paired(const floating[:, ::1] X, const floating[:, ::1] W, floatin
     if W.shape[1] != d or out.shape[0] != n or out.shape[1] != 2 * m:
         raise ValueError("transform_paired: inconsistent shapes X %s, W %s, out %s" % (
             (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), (out.shape[0], out.shape[1])))
-    if chunk < 1:
-        raise ValueError(f"transform_paired: chunk must be >= 1, got {chunk}")
+    cdef Py_ssize_t blk
+    cdef int nt
+    cdef Interrupt intr
     if n == 0 or m == 0:
         return 0
+    _plan("transform_paired", n, m, d, 2 * m, chunk, max_blocks, n_threads, &blk, &nt, &intr)
     with nogil:
-        n_bad = _map(&X[0, 0], &W[0, 0], NULL, &out[0, 0], n, m, d, 2 * m, chunk, max_blocks,
-                     n_threads, True, <floating>scale)
+        n_bad = _map(&X[0, 0], &W[0, 0], NULL, &out[0, 0], n, m, d, 2 * m, blk, nt, &intr,
+                     True, <floating>scale)
+    raise_if_interrupted(&intr)
     return n_bad
 
 
@@ -247,11 +283,14 @@ def transform_phase(const floating[:, ::1] X, const floating[:, ::1] W,
         raise ValueError("transform_phase: inconsistent shapes X %s, W %s, offset %s, out %s" % (
             (X.shape[0], X.shape[1]), (W.shape[0], W.shape[1]), offset.shape[0],
             (out.shape[0], out.shape[1])))
-    if chunk < 1:
-        raise ValueError(f"transform_phase: chunk must be >= 1, got {chunk}")
+    cdef Py_ssize_t blk
+    cdef int nt
+    cdef Interrupt intr
     if n == 0 or m == 0:
         return 0
+    _plan("transform_phase", n, m, d, m, chunk, max_blocks, n_threads, &blk, &nt, &intr)
     with nogil:
-        n_bad = _map(&X[0, 0], &W[0, 0], &offset[0], &out[0, 0], n, m, d, m, chunk, max_blocks,
-                     n_threads, False, <floating>scale)
+        n_bad = _map(&X[0, 0], &W[0, 0], &offset[0], &out[0, 0], n, m, d, m, blk, nt, &intr,
+                     False, <floating>scale)
+    raise_if_interrupted(&intr)
     return n_bad

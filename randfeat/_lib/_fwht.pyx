@@ -4,6 +4,8 @@ from cython.parallel cimport prange
 from libc.stdint cimport uintptr_t
 
 from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
+from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
+                                    interrupt_init, interrupted, raise_if_interrupted)
 
 cdef extern from "fwht.h" nogil:
     int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
@@ -16,6 +18,7 @@ cdef extern from "fwht.h" nogil:
 
 cdef enum:
     MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
+    MAX_LOG_N = 30    # the kernel's largest length is 2**30 (src/fwht.c returns -1 above)
 
 ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
 ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
@@ -48,14 +51,18 @@ def set_isa(name):
 
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
                      bint do_scale, bint check) noexcept nogil:
-    """Transform one row; return 1 if the result holds a non-finite value (when checked)."""
+    """Transform one row; return -1 when the kernel refused it (its error code), 1 if the
+    result holds a non-finite value (when checked), else 0."""
+    cdef int rc
     if do_scale:  # scale fused into the last pass
         if floating is float:
-            rf_fwht_scaled_float(x, log_n, scale)
+            rc = rf_fwht_scaled_float(x, log_n, scale)
         else:
-            rf_fwht_scaled_double(x, log_n, scale)
+            rc = rf_fwht_scaled_double(x, log_n, scale)
     else:
-        fwht_inplace(x, log_n)
+        rc = fwht_inplace(x, log_n)
+    if rc != 0:
+        return -1
     if check:
         if floating is float:
             return rf_all_finite_float(x, n) == 0
@@ -70,30 +77,54 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
 
     Each row is multiplied by ``scale`` when it is not 1.  Returns the number of rows whose result
     holds NaN or infinity when ``check_finite`` (else 0).  A row's result depends on that row only,
-    so the output is bit-identical for every thread count.
+    so the output is bit-identical for every thread count.  Raises ValueError when the rows are
+    not 2**log_n long or longer than 2**30 (the kernel's limit), RuntimeError if the kernel still
+    refuses a row, KeyboardInterrupt on Ctrl-C (within about a millisecond of work; the rows
+    already transformed stay transformed).
     """
     cdef Py_ssize_t i, n_rows = x.shape[0], n = x.shape[1]
-    cdef int n_thr = n_threads
-    cdef Py_ssize_t n_bad = 0
+    cdef Py_ssize_t n_bad = 0, n_err = 0
     cdef floating s = <floating>scale
     cdef bint do_scale = scale != 1.0
+    cdef int nt, r
+    cdef Interrupt intr
+    check_threads(n_threads)
+    if log_n < 0 or log_n > MAX_LOG_N:
+        raise ValueError(f"fwht: vectors of length 2**{log_n} are not supported; the largest "
+                         f"length is 2**{MAX_LOG_N}")
+    if n != (<Py_ssize_t>1) << log_n:
+        raise ValueError(f"fwht_rows: rows have {n} values, expected 2**{log_n}")
     if n_rows == 0 or n == 0:
         return 0
     # At least MIN_WORK values per thread: starting a thread costs more than a smaller share of
     # work (results do not depend on the thread count, so this changes only the speed).
-    if n_thr > (n_rows * n) // MIN_WORK:
-        n_thr = <int>((n_rows * n) // MIN_WORK)
-    if n_thr > n_rows:
-        n_thr = <int>n_rows
-    if n_thr < 1:
-        n_thr = 1
+    nt = effective_threads(n_threads, min(n_rows, (n_rows * n) // MIN_WORK), n_rows * n,
+                           MIN_WORK)
+    ensure_threads(nt)
+    interrupt_init(&intr, n * (log_n + 1))
     with nogil:
-        if n_thr == 1:
+        if nt == 1:
             for i in range(n_rows):
-                n_bad = n_bad + _row(&x[i, 0], log_n, n, s, do_scale, check_finite)
+                if interrupted(&intr):
+                    break
+                r = _row(&x[i, 0], log_n, n, s, do_scale, check_finite)
+                if r < 0:
+                    n_err = n_err + 1
+                else:
+                    n_bad = n_bad + r
         else:
-            for i in prange(n_rows, schedule="static", num_threads=n_thr):
-                n_bad += _row(&x[i, 0], log_n, n, s, do_scale, check_finite)
+            for i in prange(n_rows, schedule="static", num_threads=nt):
+                if interrupted(&intr):
+                    continue
+                r = _row(&x[i, 0], log_n, n, s, do_scale, check_finite)
+                if r < 0:
+                    n_err += 1
+                else:
+                    n_bad += r
+    raise_if_interrupted(&intr)
+    if n_err:
+        raise RuntimeError(f"fwht: the compiled kernel refused {n_err} of {n_rows} rows of "
+                           f"length 2**{log_n}")
     return n_bad
 
 

@@ -15,7 +15,17 @@
 #   * never more threads than items;
 #   * one thread when ``work < min_work`` (waking a thread pool costs microseconds on an idle
 #     machine and a scheduler time slice on a busy one; below ``min_work`` that loses);
-#   * never fewer than one.
+#   * never fewer than one;
+#   * one thread in a process created by fork() (see below).
+# ``ensure_threads(nt)`` then checks, once per size and thread, that the OS can start them
+# (a failed thread creation would make the OpenMP runtime abort the process), and
+# ``check_threads(n)`` rejects requests above ``MAX_THREADS`` with a clear ValueError.
+#
+# Fork: GNU OpenMP cannot run a parallel region in a child created by fork() from a process
+# that has used it (the child waits forever for the parent's pool threads).  A pthread_atfork
+# handler marks the child, and ``effective_threads`` then returns 1 for the rest of its life:
+# workers of ``multiprocessing`` with the "fork" start method compute on one thread each (use
+# "forkserver" or "spawn" for multi-threaded workers).  Results are the same bits either way.
 # Results never depend on it: the kernels only spread independent items over threads, so their
 # output is bit-identical for every thread count.
 #
@@ -55,6 +65,54 @@ cdef extern from *:
     #else
     static int rf_policy_thread_num(void) { return 0; }
     #endif
+    #if defined(__unix__) || defined(__APPLE__)
+    #include <pthread.h>
+    /* Fork safety.  GNU OpenMP keeps its worker threads in a pool; a child created by fork()
+       has none of them but a pool that says they exist, so its first parallel region with 2+
+       threads waits for them forever.  A process created by fork therefore runs every kernel
+       on one thread (pthread_atfork child handler, registered when the extension loads). */
+    static int rf_policy_forked = 0;
+    static void rf_policy_on_fork_child(void) { rf_policy_forked = 1; }
+    __attribute__((constructor)) static void rf_policy_register_atfork(void)
+    {
+        pthread_atfork(NULL, NULL, rf_policy_on_fork_child);
+    }
+    static int rf_policy_in_fork_child(void) { return rf_policy_forked; }
+
+    /* Whether this OS thread can start a team of n threads: the OpenMP runtime kills the process
+       when it fails to create one (EAGAIN from RLIMIT_NPROC, no memory for stacks), so we try
+       first.  The largest team this thread has verified is remembered (its OpenMP pool keeps
+       the threads); for a larger one, n - verified threads are created and held at once with
+       the default attributes (as the runtime does), then released.  Returns the number of
+       threads that could run together (n on success). */
+    static __thread int rf_policy_verified = 1;
+    static pthread_mutex_t rf_policy_gate = PTHREAD_MUTEX_INITIALIZER;
+    static void *rf_policy_wait(void *arg)
+    {
+        (void)arg;
+        pthread_mutex_lock(&rf_policy_gate);
+        pthread_mutex_unlock(&rf_policy_gate);
+        return NULL;
+    }
+    static int rf_policy_try_start(int n)
+    {
+        pthread_t ids[1024];
+        int want, got = 0;
+        if (n <= rf_policy_verified) return n;
+        want = n - rf_policy_verified;
+        if (want > 1024) want = 1024;
+        pthread_mutex_lock(&rf_policy_gate);
+        while (got < want && pthread_create(&ids[got], NULL, rf_policy_wait, NULL) == 0) got++;
+        pthread_mutex_unlock(&rf_policy_gate);
+        for (int i = 0; i < got; i++) pthread_join(ids[i], NULL);
+        if (got < want) return rf_policy_verified + got;
+        rf_policy_verified = n;
+        return n;
+    }
+    #else
+    static int rf_policy_in_fork_child(void) { return 0; }
+    static int rf_policy_try_start(int n) { return n; }
+    #endif
     #if defined(_MSC_VER)
     static int rf_policy_load(const int *p) { return *(const volatile int *)p; }
     static void rf_policy_store(int *p, int v) { *(volatile int *)p = v; }
@@ -69,6 +127,8 @@ cdef extern from *:
     int rf_policy_thread_num() noexcept nogil
     int rf_policy_load(const int *p) noexcept nogil
     void rf_policy_store(int *p, int v) noexcept nogil
+    int rf_policy_in_fork_child() noexcept nogil
+    int rf_policy_try_start(int n) noexcept nogil
 
 
 cdef enum:
@@ -89,11 +149,31 @@ cdef inline int effective_threads(int requested, Py_ssize_t items, Py_ssize_t wo
         nt = MAX_THREADS
     if nt > items:
         nt = items
-    if work < min_work:
+    if work < min_work or rf_policy_in_fork_child():
         nt = 1
     if nt < 1:
         nt = 1
     return <int>nt
+
+
+cdef inline bint in_fork_child() noexcept nogil:
+    """Whether this process was created by fork() (its kernels then run on one thread)."""
+    return rf_policy_in_fork_child() != 0
+
+
+cdef inline int ensure_threads(int nt) except -1:
+    """Raise RuntimeError when the OS cannot start ``nt`` threads together (call with the GIL,
+    after ``effective_threads`` and before the ``prange``): the OpenMP runtime would otherwise
+    abort the whole process.  Free once this thread has run a team of ``nt``."""
+    cdef int got
+    if nt <= 1:
+        return 0
+    got = rf_policy_try_start(nt)
+    if got < nt:
+        raise RuntimeError(
+            f"could not start {nt} threads (the system allowed {got}: a process or memory "
+            f"limit); pass a smaller n_threads, e.g. n_threads={max(1, got)}")
+    return 0
 
 
 cdef inline int check_threads(int requested) except -1:

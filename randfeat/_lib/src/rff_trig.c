@@ -4,7 +4,7 @@
  * in three 33-bit parts (exact products for |k| < 2^20), so |r| <= pi/4; then the fdlibm kernel
  * polynomials __kernel_sin/__kernel_cos (degree 13 / 14) on r and a quadrant swap by k mod 4.
  * Max error about 1 ulp for |x| <= RF_TRIG_FAST_MAX (tested against libm in
- * tests/test_fourier.py).  float rows with |x| <= 8192 use the single-precision Cephes
+ * tests/test_fourier.py).  float elements with |x| <= 8192 use the single-precision Cephes
  * sinf/cosf scheme (three-part pi/2 with exact products, degree-7/8 minimax polynomials, ~1 ulp
  * of float) so that twice as many lanes fit a vector; larger float arguments go through the
  * double path. Loops are branch free so that GCC/Clang vectorise them at -O3.
@@ -234,57 +234,102 @@ RF_CLONES static int any_above_f(const float *x, ptrdiff_t n, float t)
     return mx > tb;
 }
 
+/* ---- per-element path selection --------------------------------------------------------- */
+/* Every element takes the code path its own magnitude selects (never its neighbours'), so the
+   result of an element does not depend on where a row is cut into pieces (the RFF map cuts rows
+   by frequency blocks whose size follows the thread count):
+     float:  |p| <= RF_TRIGF_FAST_MAX single-precision polynomial, |p| <= RF_TRIG_FAST_MAX the
+             double-precision polynomial, else (or NaN/Inf) libm in double;
+     double: |p| <= RF_TRIG_FAST_MAX the polynomial, else libm.
+   (The phase map compares the projection p before the offset b in [0, 2 pi) is added, with the
+   limits lowered by 6.3.)  A piece whose elements are all small takes the vector loops alone;
+   otherwise the vector loops run on inputs with the out-of-range elements replaced by 0 (so no
+   out-of-range float-to-int conversion happens) and a select keeps, per element, the result of
+   its own path; libm fixes up the rest one by one. */
+static inline float rf_clampf(float x, float t) { return fabsf(x) <= t ? x : 0.0f; }
+static inline double rf_clamp(double x, double t) { return fabs(x) <= t ? x : 0.0; }
+
+RF_CLONES static void clamp_f(float *restrict dst, const float *restrict x, ptrdiff_t n, float t)
+{
+    for (ptrdiff_t j = 0; j < n; j++)
+        dst[j] = rf_clampf(x[j], t);
+}
+
+RF_CLONES static void clamp_d(double *restrict dst, const double *restrict x, ptrdiff_t n,
+                              double t)
+{
+    for (ptrdiff_t j = 0; j < n; j++)
+        dst[j] = rf_clamp(x[j], t);
+}
+
+/* dst[j] = a[j] where |p[j]| <= t, else b[j] (a, b, dst may alias each other, not p) */
+RF_CLONES static void select_f(float *dst, const float *restrict p, float t, const float *a,
+                               const float *b, ptrdiff_t n)
+{
+    for (ptrdiff_t j = 0; j < n; j++)
+        dst[j] = fabsf(p[j]) <= t ? a[j] : b[j];
+}
+
 /* ---- public row functions ------------------------------------------------------------------ */
 int rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
 {
-    if (any_above_d(cos_io, m, RF_TRIG_FAST_MAX)) {
-        /* cos_io[j] is read before it is written; sin_out never overlaps cos_io[0:m] */
-        int bad = 0;
-        for (ptrdiff_t j = 0; j < m; j++) {
-            double p = cos_io[j];
-            bad |= !isfinite(p);
-            cos_io[j] = scale * cos(p);
-            sin_out[j] = scale * sin(p);
-        }
-        return bad;
-    }
     double buf[RF_BLOCK];
+    int bad = 0;
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, cos_io + j0, (size_t)n * sizeof(double));
-        paired_block_d(buf, n, scale, cos_io + j0, sin_out + j0);
+        double *co = cos_io + j0, *si = sin_out + j0;
+        if (!any_above_d(co, n, RF_TRIG_FAST_MAX)) {
+            memcpy(buf, co, (size_t)n * sizeof(double));
+            paired_block_d(buf, n, scale, co, si);
+            continue;
+        }
+        clamp_d(buf, co, n, RF_TRIG_FAST_MAX);
+        double p_big[RF_BLOCK];
+        memcpy(p_big, co, (size_t)n * sizeof(double));
+        paired_block_d(buf, n, scale, co, si);
+        for (ptrdiff_t j = 0; j < n; j++) {
+            double p = p_big[j];
+            if (!(fabs(p) <= RF_TRIG_FAST_MAX)) {    /* also NaN */
+                bad |= !isfinite(p);
+                co[j] = scale * cos(p);
+                si[j] = scale * sin(p);
+            }
+        }
     }
-    return 0;
+    return bad;
 }
 
 int rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
 {
-    if (!any_above_f(cos_io, m, RF_TRIGF_FAST_MAX)) {
-        float fbuf[RF_BLOCK];
-        for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
-            ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-            memcpy(fbuf, cos_io + j0, (size_t)n * sizeof(float));
-            paired_block_ff(fbuf, n, scale, cos_io + j0, sin_out + j0);
-        }
-        return 0;
-    }
-    if (any_above_f(cos_io, m, (float)RF_TRIG_FAST_MAX)) {
-        int bad = 0;
-        for (ptrdiff_t j = 0; j < m; j++) {
-            double p = (double)cos_io[j];
-            bad |= !isfinite(p);
-            cos_io[j] = (float)((double)scale * cos(p));
-            sin_out[j] = (float)((double)scale * sin(p));
-        }
-        return bad;
-    }
-    float buf[RF_BLOCK];
+    float buf[RF_BLOCK], p0[RF_BLOCK], dco[RF_BLOCK], dsi[RF_BLOCK];
+    int bad = 0;
     for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
         ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        memcpy(buf, cos_io + j0, (size_t)n * sizeof(float));
-        paired_block_f(buf, n, scale, cos_io + j0, sin_out + j0);
+        float *co = cos_io + j0, *si = sin_out + j0;
+        if (!any_above_f(co, n, RF_TRIGF_FAST_MAX)) {
+            memcpy(buf, co, (size_t)n * sizeof(float));
+            paired_block_ff(buf, n, scale, co, si);
+            continue;
+        }
+        memcpy(p0, co, (size_t)n * sizeof(float));
+        /* the double-precision polynomial for elements up to RF_TRIG_FAST_MAX ... */
+        clamp_f(buf, p0, n, (float)RF_TRIG_FAST_MAX);
+        paired_block_f(buf, n, scale, dco, dsi);
+        /* ... the single-precision one for those up to RF_TRIGF_FAST_MAX */
+        clamp_f(buf, p0, n, RF_TRIGF_FAST_MAX);
+        paired_block_ff(buf, n, scale, co, si);
+        select_f(co, p0, RF_TRIGF_FAST_MAX, co, dco, n);
+        select_f(si, p0, RF_TRIGF_FAST_MAX, si, dsi, n);
+        for (ptrdiff_t j = 0; j < n; j++) {
+            if (!(fabsf(p0[j]) <= (float)RF_TRIG_FAST_MAX)) {   /* also NaN */
+                double p = (double)p0[j];
+                bad |= !isfinite(p);
+                co[j] = (float)((double)scale * cos(p));
+                si[j] = (float)((double)scale * sin(p));
+            }
+        }
     }
-    return 0;
+    return bad;
 }
 
 int rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
@@ -297,37 +342,61 @@ int rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
     return rf_rff_paired_split_float(row, row + m, m, scale);
 }
 
+/* offsets lie in [0, 2 pi): the limits on the projection are lowered by 6.3 */
+#define RF_PHASE_MAX (RF_TRIG_FAST_MAX - 6.3)
+#define RF_PHASEF_MAX (RF_TRIGF_FAST_MAX - 6.3f)
+
 int rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
 {
-    /* offsets lie in [0, 2 pi) */
-    if (any_above_d(row, m, RF_TRIG_FAST_MAX - 6.3)) {
-        int bad = 0;
-        for (ptrdiff_t j = 0; j < m; j++) {
-            bad |= !isfinite(row[j]);
-            row[j] = scale * cos(row[j] + b[j]);
+    double p0[RF_BLOCK];
+    int bad = 0;
+    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
+        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
+        double *x = row + j0;
+        const double *bb = b + j0;
+        if (!any_above_d(x, n, RF_PHASE_MAX)) {
+            phase_block_d(x, bb, n, scale);
+            continue;
         }
-        return bad;
+        memcpy(p0, x, (size_t)n * sizeof(double));
+        clamp_d(x, p0, n, RF_PHASE_MAX);
+        phase_block_d(x, bb, n, scale);
+        for (ptrdiff_t j = 0; j < n; j++) {
+            if (!(fabs(p0[j]) <= RF_PHASE_MAX)) {
+                bad |= !isfinite(p0[j]);
+                x[j] = scale * cos(p0[j] + bb[j]);
+            }
+        }
     }
-    phase_block_d(row, b, m, scale);
-    return 0;
+    return bad;
 }
 
 int rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
 {
-    if (!any_above_f(row, m, RF_TRIGF_FAST_MAX - 6.3f)) {
-        phase_block_ff(row, b, m, scale);
-        return 0;
-    }
-    if (any_above_f(row, m, (float)(RF_TRIG_FAST_MAX - 6.3))) {
-        int bad = 0;
-        for (ptrdiff_t j = 0; j < m; j++) {
-            bad |= !isfinite(row[j]);
-            row[j] = (float)((double)scale * cos((double)row[j] + (double)b[j]));
+    float p0[RF_BLOCK], dx[RF_BLOCK];
+    int bad = 0;
+    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
+        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
+        float *x = row + j0;
+        const float *bb = b + j0;
+        if (!any_above_f(x, n, RF_PHASEF_MAX)) {
+            phase_block_ff(x, bb, n, scale);
+            continue;
         }
-        return bad;
+        memcpy(p0, x, (size_t)n * sizeof(float));
+        clamp_f(dx, p0, n, (float)RF_PHASE_MAX);
+        phase_block_f(dx, bb, n, scale);
+        clamp_f(x, p0, n, RF_PHASEF_MAX);
+        phase_block_ff(x, bb, n, scale);
+        select_f(x, p0, RF_PHASEF_MAX, x, dx, n);
+        for (ptrdiff_t j = 0; j < n; j++) {
+            if (!(fabsf(p0[j]) <= (float)RF_PHASE_MAX)) {
+                bad |= !isfinite(p0[j]);
+                x[j] = (float)((double)scale * cos((double)p0[j] + (double)bb[j]));
+            }
+        }
     }
-    phase_block_f(row, b, m, scale);
-    return 0;
+    return bad;
 }
 
 #if RF_HAVE_CLONES

@@ -7,7 +7,9 @@
  * float rows are computed in double internally and rounded once.
  * Return value: 1 when some projection on entry was not finite (NaN/Inf, e.g. an overflowed
  * w'x: the output is NaN there), else 0 -- found at no cost in the libm path such rows take.
- * Arguments with |x| > RF_TRIG_FAST_MAX take libm's cos/sin (rows are checked first).
+ * Each element takes the code path of its own magnitude (float: |x| <= 8192 single precision,
+ * |x| <= RF_TRIG_FAST_MAX the double polynomial; libm above, and for NaN/Inf), so an element's
+ * result never depends on how a row is cut into pieces (rff_trig.c).
  * The vectorised code path is chosen at run time for the CPU (GCC target_clones on x86-64
  * Linux; a portable build elsewhere): the result may differ by an ulp between CPUs, never
  * between thread counts.

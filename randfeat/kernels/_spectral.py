@@ -1,53 +1,4 @@
-r"""Exact shift-invariant kernels and samplers of their spectral densities.
-
-Every kernel here is normalised, :math:`k(0) = 1`, and is the characteristic function of a
-probability law :math:`p` on :math:`\mathbb R^d` (Bochner's theorem),
-
-.. math::
-
-    k(\Delta) = \int p(\omega)\, e^{i\omega^\top\Delta}\, d\omega
-              = \mathbb E_{\omega\sim p}\big[\cos(\omega^\top \Delta)\big],
-    \qquad \Delta = x - y,
-
-which is what random Fourier features (Rahimi & Recht 2007, §3) and Fastfood (Le, Sarlós &
-Smola 2013) sample from.  These classes are the ground truth that the feature maps, the tests
-and :mod:`analysis` compare against.
-
-Bandwidth convention
---------------------
-One convention for all kernels: ``sigma`` is a *length scale*, :math:`\Delta \to \Delta/\sigma`
-and :math:`\omega \to \omega/\sigma`.  For the Gaussian kernel
-
-.. math:: k(\Delta) = \exp\!\big(-\|\Delta\|^2/(2\sigma^2)\big) = \exp(-\gamma\|\Delta\|^2),
-          \qquad \gamma = \frac{1}{2\sigma^2},
-
-so scikit-learn users with ``RBFSampler(gamma=g)`` / ``rbf_kernel(gamma=g)`` should pass
-``sigma = 1/sqrt(2 g)``; the frequencies are then :math:`\omega \sim N(0, \sigma^{-2} I) =
-N(0, 2\gamma I)` (THEORY.md §1 and pitfall §6.1).
-
-Kernels
--------
-=================  =====================================================  ==========================
-class              :math:`k(\Delta)`                                      :math:`\omega \sim p`
-=================  =====================================================  ==========================
-GaussianKernel     :math:`\exp(-\|\Delta\|_2^2/(2\sigma^2))`              :math:`N(0, \sigma^{-2}I)`
-LaplacianKernel    :math:`\exp(-\|\Delta\|_1/\sigma)`                     iid Cauchy(0, 1/σ)
-CauchyKernel       :math:`\prod_j 1/(1+\Delta_j^2/\sigma^2)`              iid Laplace(0, 1/σ)
-MaternKernel       standard Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ    Student-t, 2ν dof
-BallSumKernel      :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t`         length |ξ_1+…+ξ_t|/σ
-=================  =====================================================  ==========================
-
-Examples
---------
->>> import numpy as np
->>> from randfeat.kernels import GaussianKernel, get_kernel
->>> kern = get_kernel("gaussian", sigma=2.0)
->>> float(kern.k(np.array([2.0, 0.0])))      # exp(-4 / 8)
-0.6065306597126334
->>> W = kern.sample(200_000, 2, np.random.default_rng(0))
->>> bool(abs(np.cos(W @ np.array([2.0, 0.0])).mean() - 0.6065) < 0.01)
-True
-"""
+"""The spectral kernels: random Fourier features and Fastfood sample their spectral densities."""
 
 from __future__ import annotations
 
@@ -59,215 +10,9 @@ from scipy import special
 from scipy.spatial.distance import cdist
 
 from randfeat._validation import check_random_state
+from randfeat.kernels._base import BinningKernel, ShiftInvariantKernel, _check_count, _RadialKernel
 
-__all__ = [
-    "BallSumKernel",
-    "CauchyKernel",
-    "GaussianKernel",
-    "LaplacianKernel",
-    "MaternKernel",
-    "ShiftInvariantKernel",
-    "get_kernel",
-    "KERNEL_NAMES",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
-def _check_sigma(sigma, who):
-    if isinstance(sigma, (bool, np.bool_)) or not isinstance(sigma, (numbers.Real, np.floating,
-                                                                     np.integer)):
-        raise TypeError(f"{who}: sigma must be a positive finite real number (a length scale), "
-                        f"got {sigma!r} of type {type(sigma).__name__}")
-    sigma = float(sigma)
-    if not (math.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"{who}: sigma must be a positive finite length scale, got {sigma!r}; "
-                         "for scikit-learn's gamma use sigma = 1/sqrt(2*gamma)")
-    return sigma
-
-
-def _check_count(n, name, who, minimum=0):
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{who}: {name} must be an integer >= {minimum}, got {n!r} "
-                        f"of type {type(n).__name__}")
-    n = int(n)
-    if n < minimum:
-        raise ValueError(f"{who}: {name} must be an integer >= {minimum}, got {n}")
-    return n
-
-
-def _as_points(X, name, who):
-    X = np.asarray(X)
-    if X.dtype.kind not in "fiub":
-        raise TypeError(f"{who}: {name} must be a real array, got dtype {X.dtype}")
-    X = X.astype(np.float64, copy=False)
-    if X.ndim == 1:
-        X = X[None, :]
-    if X.ndim != 2:
-        raise ValueError(f"{who}: {name} must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if X.size and not np.isfinite(X).all():
-        raise ValueError(f"{who}: {name} contains NaN or infinity")
-    return X
-
-
-def _as_delta(delta, who):
-    delta = np.asarray(delta)
-    if delta.dtype.kind not in "fiub":
-        raise TypeError(f"{who}: delta must be a real array, got dtype {delta.dtype}")
-    delta = delta.astype(np.float64, copy=False)
-    if delta.ndim == 0:
-        raise ValueError(f"{who}: delta must have shape (..., d) with the coordinates on the last "
-                         "axis, got a scalar; use np.atleast_1d(delta)")
-    return delta
-
-
-# --------------------------------------------------------------------------------------------
-# base class
-# --------------------------------------------------------------------------------------------
-class ShiftInvariantKernel:
-    r"""Base class of normalised shift-invariant kernels :math:`k(x, y) = k(x - y)`, :math:`k(0)=1`.
-
-    Attributes
-    ----------
-    name : str
-        Short name accepted by :func:`get_kernel`.
-    sigma : float
-        Length scale (``Delta -> Delta / sigma``, ``omega -> omega / sigma``).
-    isotropic : bool
-        True when :math:`k` depends on :math:`\|\Delta\|_2` only (then :math:`p` is spherically
-        symmetric and :meth:`sample_radius` is available).
-
-    Notes
-    -----
-    Subclasses implement ``_k_scaled(u)`` (the kernel at ``u = Delta / sigma``, shape (..., d) →
-    (...)), ``sample`` and, when isotropic, ``sample_radius`` and ``sigma_p2``.  The Gram matrix
-    defaults to evaluating ``k`` on all pairwise differences, in row blocks.
-    """
-
-    name = "base"
-    isotropic = False
-
-    def __init__(self, sigma=1.0):
-        self.sigma = _check_sigma(sigma, type(self).__name__)
-
-    # ---- public API ---------------------------------------------------------------------
-    def __call__(self, X, Y=None):
-        """Gram matrix :math:`K_{ij} = k(x_i - y_j)`.
-
-        Parameters
-        ----------
-        X : array_like, shape (n_x, d)
-        Y : array_like, shape (n_y, d), optional
-            Defaults to ``X``.
-
-        Returns
-        -------
-        K : ndarray of float64, shape (n_x, n_y)
-            Exactly 1 where ``x_i == y_j``.
-        """
-        who = f"{type(self).__name__}.__call__"
-        X = _as_points(X, "X", who)
-        Y = X if Y is None else _as_points(Y, "Y", who)
-        if X.shape[1] != Y.shape[1]:
-            raise ValueError(f"{who}: X has {X.shape[1]} features but Y has {Y.shape[1]}")
-        self._check_dim(X.shape[1], who)
-        return self._gram(X / self.sigma, Y / self.sigma)
-
-    def k(self, delta):
-        r"""Kernel as a function of the difference, :math:`k(\Delta)`.
-
-        Parameters
-        ----------
-        delta : array_like, shape (..., d)
-            Differences :math:`x - y`, coordinates on the last axis.
-
-        Returns
-        -------
-        ndarray of float64, shape (...)
-        """
-        who = f"{type(self).__name__}.k"
-        delta = _as_delta(delta, who)
-        self._check_dim(delta.shape[-1], who)
-        return self._k_scaled(delta / self.sigma)
-
-    def sample(self, n, d, rng=None):
-        r"""Draw ``n`` frequencies :math:`\omega \sim p` in :math:`\mathbb R^d`.
-
-        Returns a float64 array of shape (n, d); ``rng`` is a numpy Generator (or a seed).
-        """
-        raise NotImplementedError
-
-    def sample_radius(self, n, d, rng=None):
-        r"""Draw ``n`` lengths :math:`\|\omega\|_2`, :math:`\omega \sim p` in dimension ``d``.
-
-        Only for isotropic kernels (Fastfood draws its scaling matrix S from this law).
-        """
-        raise ValueError(
-            f"{type(self).__name__} is not isotropic (its spectral density is not spherically "
-            "symmetric), so it has no radial law; sample_radius is available for "
-            "GaussianKernel, MaternKernel and BallSumKernel")
-
-    def sigma_p2(self, d):
-        r""":math:`\sigma_p^2 = \mathbb E_p\|\omega\|^2 = -\operatorname{tr}\nabla^2 k(0)`.
-
-        In dimension ``d`` (``np.inf`` when the second moment is infinite).  This is the constant
-        of Rahimi &
-        Recht's Claim 1 (THEORY.md §2.5).
-        """
-        raise NotImplementedError
-
-    # ---- helpers --------------------------------------------------------------------------
-    def _check_dim(self, d, who):
-        return d
-
-    def _params(self):
-        return {"sigma": self.sigma}
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
-        return f"{type(self).__name__}({args})"
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._params() == other._params()
-
-    def __hash__(self):
-        return hash((type(self).__name__, tuple(sorted(self._params().items()))))
-
-    def _gram(self, U, V):
-        """Gram matrix of already-scaled points, through k on blocks of differences."""
-        out = np.empty((U.shape[0], V.shape[0]))
-        block = max(1, 2**22 // max(1, V.shape[0] * U.shape[1]))
-        for s in range(0, U.shape[0], block):
-            out[s:s + block] = self._k_scaled(U[s:s + block, None, :] - V[None, :, :])
-        return out
-
-    def _uniform_directions(self, n, d, rng):
-        g = rng.standard_normal((n, d))
-        nrm = np.linalg.norm(g, axis=1, keepdims=True)
-        # a zero Gaussian vector has probability 0; guard anyway
-        nrm[nrm == 0] = 1.0
-        return g / nrm
-
-
-class _RadialKernel(ShiftInvariantKernel):
-    """Isotropic kernel: k depends on r = ||Delta||_2 / sigma through ``_profile(r)``."""
-
-    isotropic = True
-
-    def _k_scaled(self, u):
-        return self._profile(np.sqrt(np.einsum("...j,...j->...", u, u)))
-
-    def _gram(self, U, V):
-        return self._profile(cdist(U, V, "euclidean"))
-
-    def sample(self, n, d, rng=None):
-        who = f"{type(self).__name__}.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        self._check_dim(d, who)
-        rng = check_random_state(rng)
-        return self._uniform_directions(n, d, rng) * self.sample_radius(n, d, rng)[:, None]
+__all__ = ["BallSumKernel", "CauchyKernel", "GaussianKernel", "LaplacianKernel", "MaternKernel"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,6 +40,8 @@ class GaussianKernel(_RadialKernel):
     """
 
     name = "gaussian"
+    aliases = ("rbf",)
+    _binning_refusal = "its profile exp(-t^2/2) is concave for t < 1"
 
     def _profile(self, r):
         return np.exp(-0.5 * r * r)
@@ -324,12 +71,21 @@ class GaussianKernel(_RadialKernel):
         return _check_count(d, "d", "GaussianKernel.sigma_p2", 1) / self.sigma**2
 
 
-class LaplacianKernel(ShiftInvariantKernel):
+class LaplacianKernel(BinningKernel):
     r"""Laplacian (L1, product-form) kernel :math:`k(\Delta) = \exp(-\|\Delta\|_1/\sigma)`.
 
-    Spectral density :math:`p(\omega) = \prod_j \sigma/(\pi(1 + \sigma^2\omega_j^2))`: iid
-    Cauchy(0, 1/σ) coordinates (RR 2007, Figure 1).  Not isotropic.  The Cauchy law has no
-    second moment, so :math:`\sigma_p^2 = \infty` and RR's Claim 1 does not apply.
+    The one Laplacian of randfeat, usable by every feature map that can represent it:
+
+    * random Fourier features: spectral density :math:`p(\omega) = \prod_j \sigma/(\pi(1 +
+      \sigma^2\omega_j^2))`, iid Cauchy(0, 1/σ) coordinates (RR 2007, Figure 1).  The Cauchy
+      law has no second moment, so :math:`\sigma_p^2 = \infty` and RR's Claim 1 does not apply;
+    * random binning: the profile :math:`\kappa(t) = e^{-t}` is convex, with pitch law
+      :math:`p(\delta) = \delta e^{-\delta/\sigma}/\sigma^2`, i.e. Gamma(2, scale σ) (THEORY
+      §3.3), sampled exactly by :meth:`numpy.random.Generator.gamma` — never truncated
+      (truncating the Gamma law, e.g. by rejection on [0, 1], biases the kernel; THEORY
+      pitfall 9).
+
+    Not isotropic (Fastfood cannot use it).
 
     Parameters
     ----------
@@ -345,6 +101,19 @@ class LaplacianKernel(ShiftInvariantKernel):
     """
 
     name = "laplacian"
+    spectral = True
+
+    def _unit_profile(self, t):
+        return np.exp(-t)
+
+    def _unit_dprofile(self, t):
+        return -np.exp(-t)
+
+    def _unit_d2profile(self, t):
+        return np.exp(-t)
+
+    def _unit_sample(self, size, rng):
+        return rng.gamma(2.0, 1.0, size=size)
 
     def _k_scaled(self, u):
         return np.exp(-np.abs(u).sum(axis=-1))
@@ -385,6 +154,8 @@ class CauchyKernel(ShiftInvariantKernel):
     """
 
     name = "cauchy"
+    spectral = True
+    _binning_refusal = "its profile 1/(1 + t^2) is concave for t < 1/sqrt(3)"
 
     def _k_scaled(self, u):
         return np.exp(-np.log1p(u * u).sum(axis=-1))
@@ -442,6 +213,8 @@ class MaternKernel(_RadialKernel):
     """
 
     name = "matern"
+    _binning_refusal = ("it is not separable, and Matérn profiles with nu > 1/2 are concave near "
+                        "0 (the separable nu = 1/2 kernel is the Laplacian)")
 
     def __init__(self, sigma=1.0, nu=1.5):
         super().__init__(sigma)
@@ -615,6 +388,8 @@ class BallSumKernel(_RadialKernel):
     """
 
     name = "ballsum"
+    aliases = ("ball_sum",)
+    _binning_refusal = "Fastfood's ball-sum profiles are concave near 0 (and change sign)"
 
     def __init__(self, sigma=1.0, t=1, dim=None):
         super().__init__(sigma)
@@ -693,69 +468,3 @@ class BallSumKernel(_RadialKernel):
         self._check_dim(d, "BallSumKernel.sigma_p2")
         D = self._ball_dim(d)
         return self.t * d / ((D + 2.0) * self.sigma**2)
-
-
-# --------------------------------------------------------------------------------------------
-# lookup
-# --------------------------------------------------------------------------------------------
-_KERNELS = {
-    "gaussian": GaussianKernel,
-    "laplacian": LaplacianKernel,
-    "cauchy": CauchyKernel,
-    "matern": MaternKernel,
-    "ballsum": BallSumKernel,
-}
-KERNEL_NAMES = tuple(_KERNELS)
-
-
-def get_kernel(kernel, sigma=1.0, **params):
-    """Resolve a kernel name or instance to a :class:`ShiftInvariantKernel`.
-
-    Parameters
-    ----------
-    kernel : str or ShiftInvariantKernel
-        One of ``"gaussian"``, ``"laplacian"``, ``"cauchy"``, ``"matern"`` (``nu=``, default
-        1.5), ``"ballsum"`` (``t=``, default 1; ``dim=``), or an instance, returned unchanged
-        (its own ``sigma`` is used; pass no extra parameters with an instance).
-    sigma : float, default 1.0
-        Length scale for a kernel given by name.
-    **params
-        Kernel-specific parameters (``nu`` for Matérn, ``t`` and ``dim`` for ball-sum).
-
-    Returns
-    -------
-    ShiftInvariantKernel
-
-    Raises
-    ------
-    ValueError
-        Unknown name (the message lists the valid names), or invalid parameters.
-    TypeError
-        Parameters that the kernel does not take.
-
-    Examples
-    --------
-    >>> from randfeat.kernels import get_kernel
-    >>> get_kernel("matern", sigma=0.5, nu=2.5)
-    MaternKernel(sigma=0.5, nu=2.5)
-    """
-    if isinstance(kernel, ShiftInvariantKernel):
-        if params:
-            raise TypeError(f"get_kernel: parameters {sorted(params)} cannot be applied to the "
-                            f"kernel instance {kernel!r}; pass them to its constructor")
-        return kernel
-    if not isinstance(kernel, str):
-        raise TypeError(f"kernel must be a name in {list(KERNEL_NAMES)} or a ShiftInvariantKernel "
-                        f"instance, got {kernel!r} of type {type(kernel).__name__}")
-    key = kernel.strip().lower()
-    if key not in _KERNELS:
-        raise ValueError(f"unknown kernel {kernel!r}; valid names are {list(KERNEL_NAMES)} "
-                         "(or pass a ShiftInvariantKernel instance)")
-    cls = _KERNELS[key]
-    try:
-        return cls(sigma, **params)
-    except TypeError as exc:
-        if "unexpected keyword" in str(exc):
-            raise TypeError(f"get_kernel: kernel {key!r} does not take parameters "
-                            f"{sorted(params)}") from None
-        raise

@@ -1,0 +1,691 @@
+r"""Random features and their ridge learners on dask arrays (optional extra ``randfeat[dask]``).
+
+Nothing here imports dask until a dask array is given: the transformers and learners call
+:func:`is_dask_array` (a type check) at the top of ``fit`` / ``transform`` / ``predict`` and hand a
+dask array to this module.  Install the extra with ``pip install "randfeat[dask]"`` (``dask[array]``
+and ``distributed``).
+
+Transform
+---------
+``est.transform(X)`` for a fitted randfeat transformer and a ``dask.array.Array`` ``X`` returns a
+lazy dask array with the row chunks of ``X``, **one chunk along the features** and the dtype (and,
+for exact random binning, the ``scipy.sparse.csr_matrix`` meta) of the in-memory transform.  All
+randomness is drawn in ``fit``; the fitted attributes stay plain NumPy.
+
+*Bit-identical for every chunking.*  A row's features must not depend on how ``X`` is chunked, but
+a BLAS matrix product is not generally invariant to the number of rows it is given (the in-memory
+``RandomFourierFeatures.transform(X)[a:b]`` and ``transform(X[a:b])`` differ in the last bits on
+this machine's OpenBLAS).  So every row is computed inside its *canonical tile*: the rows are cut
+at the global multiples of ``TILE_ROWS`` (2048), and row ``i`` is ``est.transform(X[t:t + 2048])``
+at its place, ``t = 2048 * (i // 2048)`` (the last tile is shorter).  A dask block whose bounds are
+not multiples of ``TILE_ROWS`` also reads the (at most ``2 * TILE_ROWS - 2``) rows of its first and
+last tile from its neighbours.  The output then equals :func:`tiled_transform` (the same tiles in
+memory) bit for bit, for every chunking and every scheduler; it equals the in-memory
+``est.transform(X)`` bit for bit for Fastfood and random binning (row-wise kernels) and to a few
+ulps for random Fourier features.  Choose row chunks that are multiples of ``TILE_ROWS`` to avoid
+the neighbour reads.
+
+Fit
+---
+``RandomFourierFeatures`` and ``Fastfood`` use only the shape and dtype of ``X``: ``fit`` on a dask
+array computes nothing.  ``RandomBinningFeatures`` in hashing mode (``hash_size=K``) likewise.
+``RandomBinningFeatures`` in exact mode needs the global cell -> column map: this module takes **one
+documented pass over the dask array**.  Each block is fitted on its own (same grids: same
+``random_state``) and returns its *representative rows*: for every grid the first row of every cell
+occupied in the block, plus the rows holding each feature's minimum and maximum.  The estimator is
+then fitted in memory on all representative rows, in their global row order.  That set contains
+the first occurrence in ``X`` of every occupied cell (in order) and the training range of every
+coordinate, which are all the exact fit reads, so the fitted map equals the in-memory
+``fit(X.compute())`` (same columns, same order).  The client holds the representatives: at most
+``n_columns_ + 2 d`` rows per block in the worst case (every row its own cell), usually far fewer.
+
+Ridge
+-----
+``RandomFeatureRidge.fit(X, y)`` / ``RandomFeatureRidgeClassifier.fit(X, y)`` with a dask ``X``
+compute on the workers, per block, the sufficient statistics
+:math:`[Z^\top Z \text{ (float64)}, Z^\top Y, \sum z, \sum y, n]` of the rows, and reduce them by a
+fixed tree of pairwise sums (:func:`tree_reduce`, ``split_every`` 8), so the :math:`N \times D`
+feature matrix is never formed.  With several ``alphas`` the validation split is the in-memory
+one (same permutation of the rows from ``random_state``), the training rows are reduced first,
+the alpha path is solved, and a second pass featurises the validation rows once (their statistics
+and the validation score of every alpha).  The solve is the in-memory one.
+
+*Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
+rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
+rows of a chunk it shares with a neighbour block, and keeping the statistics of its own rows), so
+every feature value is bit-identical to the in-memory one, in float32 too.  Only the order of
+the float64 sums differs, so the fitted model equals the in-memory fit on the same data up to
+summation order: :math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` with
+:math:`\kappa` the condition number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64
+epsilon, and :math:`|b_{dask} - b| \le 100\,\varepsilon\,\kappa\,(|b| + \|\bar z\|\,\|w\|)` for
+the intercept :math:`b = \bar y - \bar z^\top w` (tested for several chunkings, float32 and
+float64).  Blocks whose row counts are
+multiples of ``chunk_size`` (single alpha) read no neighbour rows.  For a fixed chunking the model
+is bit-identical from run to run and whatever the scheduler or number of workers (the reduction
+tree depends on the chunks only, and BLAS runs single-threaded in every task).
+
+The computation runs on the active ``distributed.Client`` when there is one (dask's default),
+else on dask's default scheduler for delayed objects (threads), with BLAS limited to one thread.
+
+Bad input
+---------
+Unknown row chunk sizes (``X.compute_chunk_sizes()`` fixes it), more than one chunk along the
+features (``X.rechunk({1: -1})``), a dtype the in-memory transformer rejects, or a wrong number of
+features raise at once.  NaN or infinity in a block raise when that block is computed, naming the
+block and its rows; a learner whose fit fails that way keeps its previous state (nothing is
+published before every block has been reduced).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+__all__ = ["TILE_ROWS", "is_dask_array", "transform", "fit", "fit_ridge", "decision_function",
+           "predict", "tiled_transform", "tree_reduce", "RidgeStats"]
+
+TILE_ROWS = 2048
+SPLIT_EVERY = 8
+
+
+def is_dask_array(X) -> bool:
+    """True for a ``dask.array.Array`` (checked by type name: dask is not imported)."""
+    t = type(X)
+    return t.__name__ == "Array" and t.__module__.startswith("dask.array")
+
+
+def _import_dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - the hooks only call us with a dask array
+        raise ImportError("randfeat's dask support needs the optional extra: pip install "
+                          "'randfeat[dask]' (dask[array] and distributed)") from exc
+    return dask, da
+
+
+# ----------------------------------------------------------------------------- input checks
+def _check_X(X, who, n_features=None):
+    """Validate the layout of a dask array ``X`` (no data is computed)."""
+    if X.ndim != 2:
+        raise ValueError(f"{who}: X must be a 2-D dask array (n_samples, n_features), got "
+                         f"{X.ndim} dimension(s) with shape {X.shape}")
+    rows = X.chunks[0]
+    if any(isinstance(c, float) and math.isnan(c) for c in rows):
+        raise ValueError(f"{who}: X has unknown chunk sizes along the rows ({rows}); compute "
+                         "them first with X.compute_chunk_sizes() (or X = "
+                         "X.persist().compute_chunk_sizes())")
+    if len(X.chunks[1]) != 1:
+        raise ValueError(f"{who}: X is split into {len(X.chunks[1])} chunks along the features "
+                         f"({X.chunks[1]}); every row block must hold all features: use "
+                         "X.rechunk({1: -1})")
+    if X.shape[0] == 0:
+        raise ValueError(f"{who}: X has 0 rows; at least one sample is required")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{who}: X has dtype {X.dtype.name}; a randfeat transformer needs real "
+                        "numbers (float32 or float64; bool and integers are converted to "
+                        "float64): convert it with X.astype(np.float64)")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{who}: X has {X.shape[1]} features, but the estimator was fitted "
+                         f"with {n_features} features; pass an array with {n_features} columns")
+    return X
+
+
+def _block_bounds(chunks):
+    ends = np.cumsum((0,) + tuple(int(c) for c in chunks))
+    return [(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
+
+def _worker_copy(est):
+    """Shallow copy of a fitted transformer running one thread (dask runs blocks in parallel;
+    the output does not depend on ``n_threads``)."""
+    est = copy.copy(est)
+    if hasattr(est, "n_threads"):
+        est.n_threads = 1
+    return est
+
+
+def _probe(est, dtype, d, who):
+    """Transform one row of zeros of ``dtype``: the output dtype, width and meta of the in-memory
+    transform, or its error for a dtype it rejects (raised now, naming the dask dtype)."""
+    try:
+        Z = est.transform(np.zeros((1, d), dtype=dtype))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{who}: the dask array's dtype {np.dtype(dtype).name} is rejected by "
+                        f"{type(est).__name__}: {exc}") from exc
+    return Z
+
+
+def _block_error(exc, who, i, nblocks, a, b):
+    kind = type(exc) if isinstance(exc, (ValueError, TypeError, FloatingPointError)) \
+        else ValueError
+    return kind(f"{who}: block {i} of {nblocks} (rows {a}:{b}) of the dask array: {exc}")
+
+
+# ----------------------------------------------------------------------------- transform
+def _tiles(n_rows, T):
+    for t0 in range(0, n_rows, T):
+        yield t0, min(n_rows, t0 + T)
+
+
+def _transform_piece(est, Xp, lo, hi, T, info):
+    """Features of rows ``lo:hi`` of ``Xp``, whose row 0 is a global multiple of ``T``: every
+    canonical tile is transformed on its own, then the rows are cut out."""
+    import scipy.sparse as sp
+
+    from randfeat._parallel import blas_limit
+
+    who, i, nblocks, a, b = info
+    try:
+        Xp = _finite_rows(np.asarray(Xp), lo, hi, a - lo)  # piece row 0 = X row a - lo
+        parts = []
+        with blas_limit(1):
+            for t0, t1 in _tiles(Xp.shape[0], T):
+                if t1 <= lo or t0 >= hi:
+                    continue
+                Z = est.transform(Xp[t0:t1])
+                parts.append(Z[max(lo, t0) - t0:min(hi, t1) - t0])
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    if len(parts) == 1:
+        return parts[0]
+    return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
+
+
+def _finite_rows(Xp, lo, hi, a, rows=None):
+    """Raise for NaN/infinity in the block's own rows ``lo:hi`` (naming the first bad row of
+    ``X``: ``a + k``, or ``rows[k]``); zero the non-finite neighbour rows read only to complete
+    a tile (their features are discarded, and a row's features do not depend on the values of
+    the other rows)."""
+    if Xp.dtype.kind != "f":
+        return Xp
+    bad = ~np.isfinite(Xp).all(axis=1)
+    if not bad.any():
+        return Xp
+    own = np.flatnonzero(bad[lo:hi])
+    if own.size:
+        k = lo + own[0]
+        row = a + k if rows is None else rows[k]
+        raise ValueError(f"Input X contains NaN or infinity (first in row {row} of X); "
+                         "remove or impute those rows first")
+    Xp = Xp.copy()  # never modify the input
+    Xp[bad] = 0
+    return Xp
+
+
+def transform(est, X):
+    """Lazy features of the dask array ``X`` by the fitted randfeat transformer ``est``.
+
+    Parameters
+    ----------
+    est : fitted RandomFourierFeatures, Fastfood or RandomBinningFeatures
+    X : dask.array.Array of shape (n_samples, n_features_in_)
+        Known row chunk sizes, one chunk along the features.
+
+    Returns
+    -------
+    Z : dask.array.Array of shape (n_samples, n_output)
+        Row chunks of ``X``, one chunk along the columns; dtype (and sparse meta) of the in-memory
+        transform.  Row ``i`` is computed in its canonical tile (module docstring), so it is
+        bit-identical for every chunking of ``X``.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from randfeat import RandomFourierFeatures
+    >>> X = da.random.default_rng(0).standard_normal((5000, 8), chunks=(1000, 8))
+    >>> rff = RandomFourierFeatures(64, random_state=0).fit(X)     # shape only, nothing computed
+    >>> Z = rff.transform(X)
+    >>> Z.shape, Z.chunks[1], Z.dtype.name
+    ((5000, 64), (64,), 'float64')
+    >>> import numpy as np
+    >>> Z2 = rff.transform(X.rechunk(700))
+    >>> bool((Z[1234:3456].compute() == Z2[1234:3456].compute()).all())
+    True
+    """
+    dask, da = _import_dask()
+    from sklearn.utils.validation import check_is_fitted
+
+    who = f"{type(est).__name__}.transform"
+    check_is_fitted(est)
+    X = _check_X(X, who, getattr(est, "n_features_in_", None))
+    worker = _worker_copy(est)
+    probe = _probe(worker, X.dtype, X.shape[1], who)
+    meta = probe[:0]
+    width = probe.shape[1]
+    est_d = dask.delayed(worker, pure=True, traverse=False)
+    T, n = TILE_ROWS, X.shape[0]
+    bounds = _block_bounds(X.chunks[0])
+    outs = []
+    for i, (a, b) in enumerate(bounds):
+        A = (a // T) * T
+        B = min(n, -(-b // T) * T)
+        piece = X.blocks[i] if (A, B) == (a, b) else X[A:B]
+        task = dask.delayed(_transform_piece, pure=True)(
+            est_d, piece, a - A, b - A, T, (who, i, len(bounds), a, b))
+        outs.append(da.from_delayed(task, shape=(b - a, width), dtype=probe.dtype, meta=meta))
+    return da.concatenate(outs, axis=0) if len(outs) > 1 else outs[0]
+
+
+def tiled_transform(est, X):
+    """In-memory reference of :func:`transform`: ``est.transform`` of every canonical tile of the
+    NumPy array ``X``, stacked (what the dask transform computes, bit for bit)."""
+    import scipy.sparse as sp
+
+    parts = [est.transform(X[t0:t1]) for t0, t1 in _tiles(X.shape[0], TILE_ROWS)]
+    return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
+
+
+# ----------------------------------------------------------------------------- fit
+def _data_dependent(est):
+    sigma = getattr(est, "sigma", None)
+    return isinstance(sigma, str)
+
+
+def fit(est, X, y=None):
+    """Fit the randfeat transformer ``est`` on the dask array ``X`` (see the module docstring).
+
+    Random Fourier features, Fastfood and hashed random binning read only the shape and dtype of
+    ``X`` (nothing is computed); exact random binning takes one pass over ``X``.
+    """
+    who = f"{type(est).__name__}.fit"
+    X = _check_X(X, who)
+    if _data_dependent(est):
+        raise NotImplementedError(
+            f"{who}: sigma={est.sigma!r} is estimated from the data, which the dask path does not "
+            "do; pass a numeric sigma (e.g. estimated on an in-memory sample)")
+    from randfeat.binning import RandomBinningFeatures
+
+    if isinstance(est, RandomBinningFeatures) and est.hash_size is None:
+        return _fit_binning_exact(est, X, who)
+    return est.fit(np.zeros((1, X.shape[1]), dtype=X.dtype))  # reads the shape and dtype
+
+
+def _frozen_random_state(rs):
+    """A random_state that replays ``rs``'s next draws as often as needed (None: a fresh seed)."""
+    if rs is None:
+        return np.random.SeedSequence()
+    return copy.deepcopy(rs)
+
+
+def _binning_representatives(proto, Xb, offset, info):
+    """Global indices and rows of the first row of every cell of every grid in block ``Xb``,
+    plus each feature's minimum and maximum rows."""
+    from sklearn.base import clone
+
+    who, i, nblocks, a, b = info
+    try:
+        Xb = np.asarray(Xb)
+        est = clone(proto)
+        Z = est.fit_transform(Xb)
+        P = est.widths_.shape[0]
+        first = np.unique(Z.indices, return_index=True)[1] // P  # rows: one entry per grid
+        ext = np.concatenate([np.argmin(Xb, axis=0), np.argmax(Xb, axis=0)])
+        rows = np.unique(np.concatenate([first, ext]))
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return rows + offset, Xb[rows]
+
+
+def _fit_binning_exact(est, X, who):
+    dask, _ = _import_dask()
+    from sklearn.base import clone
+
+    rs = est.random_state
+    frozen = _frozen_random_state(rs)
+    proto = clone(est).set_params(random_state=frozen, n_threads=1)
+    bounds = _block_bounds(X.chunks[0])
+    tasks = [dask.delayed(_binning_representatives, pure=True)(
+        proto, X.blocks[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
+    parts = dask.compute(*tasks)
+    idx = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] for p in parts])
+    order = np.argsort(idx, kind="stable")  # blocks come in order; keep it explicit
+    rows = rows[order]
+    if rs is None:  # the grids were drawn from `frozen`: fit with it, then restore None
+        est.random_state = frozen
+        try:
+            est.fit(rows)
+        finally:
+            est.random_state = None
+        return est
+    return est.fit(rows)
+
+
+# ----------------------------------------------------------------------------- statistics
+class RidgeStats:
+    r"""Mergeable sufficient statistics of ridge regression on features (float64).
+
+    ``[G, C, s, sy, n]`` = :math:`[Z^\top Z, Z^\top Y, \sum_i z_i, \sum_i y_i, n]`, the list the
+    learners of :mod:`randfeat.linear` solve from.  ``merge`` adds two of them (associative and
+    commutative up to the rounding of the sums; exact for ``n``).
+    """
+
+    __slots__ = ("stats", "scores")
+
+    def __init__(self, stats=None, scores=None):
+        self.stats = stats
+        self.scores = scores
+
+    def partial_add(self, stats, scores=None):
+        if self.stats is None:
+            self.stats = [np.array(s, copy=True) if isinstance(s, np.ndarray) else s
+                          for s in stats]
+            self.scores = None if scores is None else np.array(scores, copy=True)
+            return self
+        for k in range(len(stats)):
+            self.stats[k] = self.stats[k] + stats[k]
+        if scores is not None:
+            self.scores = scores if self.scores is None else self.scores + scores
+        return self
+
+    def merge(self, other):
+        """A new RidgeStats, ``self + other`` (neither is modified)."""
+        if self.stats is None:
+            return RidgeStats(other.stats, other.scores)
+        if other.stats is None:
+            return RidgeStats(self.stats, self.scores)
+        stats = [a + b for a, b in zip(self.stats, other.stats, strict=True)]
+        scores = (None if self.scores is None and other.scores is None else
+                  (other.scores if self.scores is None else
+                   self.scores if other.scores is None else self.scores + other.scores))
+        return RidgeStats(stats, scores)
+
+    @property
+    def n_samples(self):
+        return 0 if self.stats is None else int(self.stats[4])
+
+
+def _merge_all(*parts):
+    out = RidgeStats()
+    for p in parts:
+        out = out.merge(p)
+    return out
+
+
+def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
+    """Reduce a list of delayed objects by a fixed tree of ``merge`` calls on at most
+    ``split_every`` parts each (the tree depends on ``len(parts)`` only)."""
+    dask, _ = _import_dask()
+    level = list(parts)
+    if not level:
+        raise ValueError("tree_reduce needs at least one part")
+    while len(level) > 1:
+        level = [dask.delayed(merge, pure=True)(*level[k:k + split_every])
+                 for k in range(0, len(level), split_every)]
+    return level[0]
+
+
+def _block_stats(model, Xp, Yp, mask, own, path, info):
+    """RidgeStats of the rows of one block, featurised in the in-memory fit's chunks.
+
+    ``Xp`` / ``Yp`` hold the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
+    selects the rows of the fitted subset (training or validation rows), which are the subset's
+    rows ``A:B`` with ``A`` a multiple of ``chunk_size``; the block's own rows are ``own = (lo,
+    hi)`` of them.  Every chunk ``[t, t + chunk_size)`` of the subset is featurised whole (as the
+    in-memory fit does: same rows, so bit-identical features), and the statistics of its own rows
+    are kept.  Neighbour rows only complete a chunk: their NaN/infinity is not this block's error.
+    """
+    from randfeat._parallel import blas_limit
+
+    who, i, nblocks, a, b, ra = info
+    lo, hi = own
+    try:
+        Xp = np.asarray(Xp)
+        Yp = np.asarray(Yp)
+        rows = np.arange(ra, ra + Xp.shape[0]) if mask is None else ra + np.flatnonzero(mask)
+        if mask is not None:
+            Xp, Yp = Xp[mask], Yp[mask]
+        Yp = Yp.reshape(len(Yp), -1)
+        bad_y = ~np.isfinite(Yp[lo:hi]).all(axis=1)
+        if bad_y.any():
+            raise ValueError(f"y contains NaN or infinity (first in row "
+                             f"{rows[lo + np.flatnonzero(bad_y)[0]]} of y)")
+        Xp = _finite_rows(Xp, lo, hi, 0, rows)
+        out = RidgeStats()
+        cs = int(model.chunk_size)
+        with blas_limit(1):
+            for t0 in range(0, Xp.shape[0], cs):
+                t1 = min(Xp.shape[0], t0 + cs)
+                k0, k1 = max(lo, t0), min(hi, t1)
+                if k0 >= k1:
+                    continue
+                r = _chunk_stats(model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0],
+                                 Yp[k0:k1], path)
+                if path is not None:
+                    out.partial_add(r[:5], r[5])
+                else:
+                    out.partial_add(r)
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return out
+
+
+def _chunk_stats(model, Z, Yc, path):
+    """``model._chunk_stats`` for features ``Z`` already computed: [ZᵀZ, ZᵀY, Σz, ΣY, rows]
+    (+ the summed validation score of every alpha of ``path``)."""
+    G, Z = model._chunk_gram(Z)
+    out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0), len(Yc)]
+    if path is not None:
+        Wf, b = path
+        L, K = b.shape
+        P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+        out.append(np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc))
+    return out
+
+
+def _as_dask_y(y, X, who):
+    _, da = _import_dask()
+    if not is_dask_array(y):
+        y = np.asarray(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"{who}: X has {X.shape[0]} rows but y has {y.shape[0]}")
+        return da.from_array(y, chunks=(X.chunks[0],) + tuple((s,) for s in y.shape[1:]))
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{who}: y must be 1-D or 2-D, got shape {y.shape}")
+    if any(isinstance(c, float) and math.isnan(c) for c in y.chunks[0]):
+        raise ValueError(f"{who}: y has unknown chunk sizes; use y.compute_chunk_sizes()")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"{who}: X has {X.shape[0]} rows but y has {y.shape[0]}")
+    return y.rechunk((X.chunks[0],) + tuple((s,) for s in y.shape[1:]))
+
+
+def _reduce(model, feats, X, Y, mask, path, who):
+    """Tree-reduced RidgeStats of the rows ``mask`` (None: all) of ``X``, ``Y``, computed on the
+    workers; each block featurises the chunks of the in-memory fit that hold its rows."""
+    dask, _ = _import_dask()
+    from randfeat._parallel import blas_limit
+
+    bounds = _block_bounds(X.chunks[0])
+    model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
+    model.__dict__["features_"] = feats  # the caller's model is untouched until the end
+    model_d = dask.delayed(model, pure=True, traverse=False)
+    path_d = None if path is None else dask.delayed(path, pure=True, traverse=False)
+    cs = int(model.chunk_size)
+    if mask is None:
+        n_sel, idx, cum = X.shape[0], None, None
+    else:
+        idx = np.flatnonzero(mask)  # original row of every selected row
+        n_sel = idx.size
+        cum = np.concatenate([[0], np.cumsum([np.count_nonzero(mask[a:b]) for a, b in bounds])])
+    parts = []
+    for i, (a, b) in enumerate(bounds):
+        lo, hi = (a, b) if mask is None else (int(cum[i]), int(cum[i + 1]))  # subset rows
+        if lo == hi:
+            continue
+        A, B = (lo // cs) * cs, min(n_sel, -(-hi // cs) * cs)  # whole chunks of the subset
+        ra, rb = (A, B) if idx is None else (int(idx[A]), int(idx[B - 1]) + 1)
+        if (ra, rb) == (a, b):
+            Xp, Yp = X.blocks[i], Y.blocks[i]
+        else:
+            Xp, Yp = X[ra:rb], Y[ra:rb]
+        m = None if mask is None else mask[ra:rb]
+        parts.append(dask.delayed(_block_stats, pure=True)(
+            model_d, Xp, Yp, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
+    with blas_limit(1):  # local threaded scheduler: single-threaded BLAS in every task
+        (res,) = dask.compute(tree_reduce(parts))
+    return res
+
+
+def fit_ridge(model, X, y):
+    """Fit a :class:`~randfeat.linear.RandomFeatureRidge` or
+    :class:`~randfeat.linear.RandomFeatureRidgeClassifier` on the dask array ``X`` (module
+    docstring).  ``y`` is a dask or NumPy array; it is rechunked to the row chunks of ``X``.
+    Every fitted attribute is published at the end, after all blocks were reduced."""
+    dask, da = _import_dask()
+    from sklearn.base import ClassifierMixin, clone
+    from sklearn.preprocessing import LabelBinarizer
+
+    from randfeat._base import RandomFeaturesBase
+    from randfeat._validation import check_random_state
+
+    who = f"{type(model).__name__}.fit"
+    model._validate_params()
+    X = _check_X(X, who)
+    y = _as_dask_y(y, X, who)
+    alphas = model._check_alphas()
+    if model.solver not in ("auto", "cholesky"):
+        raise ValueError(f"{who}: solver={model.solver!r} needs the whole feature matrix; on a "
+                         "dask array only the streaming normal equations (solver='auto' or "
+                         "'cholesky') are available")
+    # the feature map (fitted on the dask array: nothing or one documented pass is computed)
+    if model.features in (None, "passthrough"):
+        feats = None
+        D = X.shape[1]
+    else:
+        if not isinstance(model.features, RandomFeaturesBase):
+            raise TypeError(
+                f"{who}: on a dask array, features must be a randfeat transformer (or "
+                f"'passthrough'), got {type(model.features).__name__}: fitting another "
+                "transformer would load the whole array into memory")
+        fitted = fit(clone(model.features), X)
+        feats = _worker_copy(fitted)
+        probe = _probe(feats, X.dtype, X.shape[1], who)
+        import scipy.sparse as sp
+
+        if sp.issparse(probe):
+            raise NotImplementedError(
+                f"{who}: {type(fitted).__name__} gives sparse features, solved by LSQR on the "
+                "whole feature matrix; the dask path streams the normal equations of dense "
+                "features only. Use a dense map (RandomFourierFeatures, Fastfood) or fit in "
+                "memory")
+        D = probe.shape[1]
+    # targets
+    classifier = isinstance(model, ClassifierMixin)
+    if classifier:
+        if y.ndim != 1:
+            raise ValueError(f"{who}: y must be 1-D for a classifier, got shape {y.shape}")
+        classes = da.unique(y).compute()
+        lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(classes)
+        if len(lb.classes_) < 2:
+            raise ValueError(f"{type(model).__name__} needs at least 2 classes in y, got 1 "
+                             f"class ({lb.classes_!r})")
+        Y = y.map_blocks(lambda b, lb=lb: lb.transform(b).astype(np.float64),
+                         dtype=np.float64, chunks=(y.chunks[0], (1 if len(classes) == 2
+                                                                  else len(classes),)),
+                         new_axis=1)
+    else:
+        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise TypeError(f"{who}: y must be real numeric, got dtype {y.dtype.name}")
+        Y = y.astype(np.float64)
+        if Y.ndim == 1:
+            Y = Y[:, None]
+    n = X.shape[0]
+    K = Y.shape[1]
+    # validation split: the in-memory one
+    if alphas.size > 1:
+        if n < 2:
+            raise ValueError(f"choosing alpha on a validation split needs at least 2 samples, "
+                             f"got n_samples={n}; pass a single alpha instead")
+        rng = check_random_state(model.random_state)
+        perm = rng.permutation(n)
+        n_val = min(n - 1, max(1, int(round(model.validation_fraction * n))))
+        is_val = np.zeros(n, dtype=bool)
+        is_val[perm[:n_val]] = True
+        del perm
+        tr_mask, val_mask = ~is_val, is_val
+    else:
+        tr_mask, val_mask, n_val = None, None, 0
+    train = _reduce(model, feats, X, Y, tr_mask, None, who)
+    stats = train.stats
+    validation_scores = None
+    if val_mask is not None:
+        W, b = model._solve_path(stats, alphas)
+        L = len(alphas)
+        Wf = W.transpose(1, 0, 2).reshape(D, L * K)
+        val = _reduce(model, feats, X, Y, val_mask, (Wf, b), who)
+        validation_scores = val.scores / n_val
+        best = model._best(validation_scores)
+        stats = [s + v for s, v in zip(stats, val.stats, strict=True)]
+    else:
+        best = 0
+    alpha = float(alphas[best])
+    W, b = model._solve_one(stats, alpha)
+    solver_used = model.solver_
+    # publish every fitted attribute at once
+    new = {"features_": None if feats is None else fitted, "n_features_out_": D,
+           "alpha_": alpha, "alphas_": alphas, "validation_scores_": validation_scores,
+           "n_iter_": np.ones(K, dtype=int), "solver_": solver_used,
+           "n_features_in_": X.shape[1]}
+    if classifier:
+        new.update(_label_binarizer=lb, classes_=lb.classes_, coef_=W.T.copy(), intercept_=b)
+    elif y.ndim == 1:
+        new.update(coef_=W[:, 0], intercept_=float(b[0]))
+    else:
+        new.update(coef_=W.T.copy(), intercept_=b)
+    for k in ("feature_names_in_",):
+        model.__dict__.pop(k, None)
+    model.__dict__.update(new)
+    return model
+
+
+# ----------------------------------------------------------------------------- predict
+def _block_decision(model, Xb, info):
+    who, i, nblocks, a, b = info
+    try:
+        out = model._decision(np.asarray(Xb))
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return out
+
+
+def _scores(model, X):
+    """Lazy scores ``z(X) @ coef_.T + intercept_`` of the dask array ``X``: shape (n, K)."""
+    dask, da = _import_dask()
+    from sklearn.utils.validation import check_is_fitted
+
+    who = f"{type(model).__name__}.predict"
+    check_is_fitted(model)
+    X = _check_X(X, who, model.n_features_in_)
+    worker = copy.copy(model)
+    worker.n_threads = 1
+    K = np.reshape(model.coef_, (-1, model.n_features_out_)).shape[0]
+    bounds = _block_bounds(X.chunks[0])
+    m_d = dask.delayed(worker, pure=True, traverse=False)
+    outs = [da.from_delayed(dask.delayed(_block_decision, pure=True)(
+        m_d, X.blocks[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
+        for i, (a, b) in enumerate(bounds)]
+    return da.concatenate(outs, axis=0) if len(outs) > 1 else outs[0]
+
+
+def decision_function(model, X):
+    """Lazy ``model.decision_function(X)`` of a fitted randfeat classifier on a dask array."""
+    s = _scores(model, X)
+    return s[:, 0] if s.shape[1] == 1 else s
+
+
+def predict(model, X):
+    """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``."""
+    from sklearn.base import ClassifierMixin
+
+    s = _scores(model, X)
+    if isinstance(model, ClassifierMixin):
+        classes = model.classes_
+        if s.shape[1] == 1:
+            return s[:, 0].map_blocks(lambda v: classes[(v > 0).astype(int)],
+                                      dtype=classes.dtype)
+        return s.map_blocks(lambda v: classes[np.argmax(v, axis=1)], drop_axis=1,
+                            dtype=classes.dtype)
+    return s[:, 0] if np.ndim(model.coef_) == 1 else s

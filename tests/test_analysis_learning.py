@@ -1,0 +1,204 @@
+"""Tests of the learning-with-random-features checks of ``analysis`` (issue 15).
+
+Each check gets a negative control: run on a deliberately broken map or bound, its verdict must
+be "fail".  The grids are reduced so that each test takes seconds; the false-alarm rates of the
+checks themselves are stated in their modules (ALPHA, Bonferroni inside the check) and the quick
+grids are swept over seeds 0-99 with ``python -m analysis --quick --only NAME --seed all``.
+"""
+
+import pytest
+
+pytest.importorskip("matplotlib")
+randfeat = pytest.importorskip("randfeat")
+
+from analysis.checks import kernel_interpolation_limit as kil  # noqa: E402
+from analysis.checks import sup_error_rate as ser  # noqa: E402
+
+# ------------------------------------------------------------------ kernel_interpolation_limit
+KIL_PARAMS = dict(grid=5, sizes=[32, 64, 128, 256], R=6, lambdas=[1e-10, 1e-3], fit_from=64,
+                  n_test=100)
+
+
+def test_kernel_interpolation_limit_passes_on_the_library_map(global_random_seed):
+    # the check's own family false-alarm rate is ALPHA = 1e-4 (plus the TOL model slack)
+    res = kil.run(KIL_PARAMS, global_random_seed)
+    v = kil.verdict(res)
+    assert v["verdict"] == "pass", v["statistic"]
+
+
+def test_kernel_interpolation_limit_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: features for sigma * 1.3 converge to kernel ridge with a different
+    kernel, so the distance to the exact predictor stops falling (slope -> 0)."""
+    real = kil.build_map
+
+    def broken(D, random_state):
+        est = real(D, random_state)
+        return est.set_params(sigma=est.sigma * 1.3)
+
+    monkeypatch.setattr(kil, "build_map", broken)
+    res = kil.run(KIL_PARAMS, global_random_seed)
+    assert kil.verdict(res)["verdict"] == "fail"
+
+
+# ------------------------------------------------------------------ sup_error_rate
+# a minimal grid; each test enlarges the part it breaks
+SER_PARAMS = dict(a=2.0, sizes=[16, 64], R=3, diam_m=64, diam_a=[0.5, 1.0, 2.0], R_diam=2,
+                  widths=[64], R_pair=3, grid=51, tol=0.002)
+SER_RATE = dict(sizes=[16, 64, 256, 1024], R=12)
+
+
+def test_sup_error_rate_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: a map drawn for sigma * 1.3 estimates another kernel; its sup error
+    against the Gaussian with sigma = 1 plateaus at the bias, so the slope in m is ~0 and the
+    bounds are violated."""
+    real = ser.build_map
+
+    def broken(W, features, random_state):
+        est = real(W, features, random_state)
+        return est.set_params(sigma=est.sigma * 1.3)
+
+    monkeypatch.setattr(ser, "build_map", broken)
+    v = ser.verdict(ser.run(dict(SER_PARAMS, **SER_RATE), global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any(f.startswith("(A)") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_on_a_too_small_bound(monkeypatch, global_random_seed):
+    """Negative control for part D: a 'bound' 30x smaller than Sriperumbudur-Szabo's (i.e.
+    below the empirical sup) must be reported as violated."""
+    real = ser.eps_sriperumbudur
+    monkeypatch.setitem(ser.BOUNDS, "Sriperumbudur-Szabo",
+                        lambda *a: real(*a) / 300.0)
+    v = ser.verdict(ser.run(dict(SER_PARAMS, **SER_RATE), global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any(f.startswith("(D) Sriperumbudur") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_when_phase_beats_paired(monkeypatch, global_random_seed):
+    """Negative control for part C: swapping the two maps (so that 'paired' is really the phase
+    map) makes the sign test fail."""
+    real = ser.build_map
+
+    def swapped(W, features, random_state):
+        other = "phase" if features == "paired" else "paired"
+        return real(W, other, random_state)
+
+    monkeypatch.setattr(ser, "grid_sup", _grid_sup_with(swapped))
+    v = ser.verdict(ser.run(dict(SER_PARAMS, R_pair=100), global_random_seed))
+    assert any(f.startswith("(C)") for f in v["statistic"]["failed"])
+
+
+def test_sup_error_rate_fails_on_periodic_map(monkeypatch, global_random_seed):
+    """Negative control for part B: frequencies rounded to multiples of 2 pi / 40 make k-hat
+    periodic with period 40, so the sup over [0, a] jumps to ~1 once a passes 40: polynomial
+    growth with diam, which the check must report."""
+    import numpy as np
+
+    real = ser.build_map
+
+    class Lattice(type(real(2, "paired", 0))):
+        def fit(self, X, y=None):
+            super().fit(X, y)
+            q = 2 * np.pi / 40
+            self.random_weights_ = np.ascontiguousarray(np.round(self.random_weights_ / q) * q)
+            return self
+
+    def periodic(W, features, random_state):
+        return Lattice(**real(W, features, random_state).get_params())
+
+    monkeypatch.setattr(ser, "build_map", periodic)
+    params = dict(SER_PARAMS, diam_m=128, diam_a=[0.5, 4.0, 32.0, 256.0], R_diam=4)
+    v = ser.verdict(ser.run(params, global_random_seed))
+    assert any(f.startswith("(B)") for f in v["statistic"]["failed"]), v["statistic"]
+
+
+def _grid_sup_with(builder):
+    import numpy as np
+
+    def grid_sup(features, W, a, grid, random_state):
+        x = np.linspace(0.0, a, grid)[:, None]
+        est = builder(W, features, random_state).fit(x)
+        Z = np.asarray(est.transform(x), float)
+        K = np.exp(-0.5 * (x - x.T) ** 2)
+        return float(np.abs(Z @ Z.T - K).max())
+
+    return grid_sup
+
+
+# ------------------------------------------------------------------ features_needed
+FN_PARAMS = dict(datasets=["synthetic"], n_train=200, n_test=300, sizes=[16, 64, 256, 1024], R=3)
+
+
+def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_seed):
+    """The check solves ridge on random features in the dual (so D may exceed n); it must be
+    the estimator randfeat.RandomFeatureRidge fits (same features, alpha, intercept)."""
+    import numpy as np
+
+    from analysis.checks import features_needed as fn
+    from randfeat.linear import RandomFeatureRidge
+
+    rng = np.random.default_rng(global_random_seed)
+    X, y, sigma = fn.synthetic(150, rng)
+    Xt = rng.standard_normal((40, X.shape[1]))
+    for D, alpha in ((20, 1e-3), (200, 1e-6)):
+        m = fn.build_map(D, sigma, global_random_seed).fit(X)
+        p = fn.rf_ridge_dual(m.transform(X), m.transform(Xt), y, alpha)
+        rf = RandomFeatureRidge(fn.build_map(D, sigma, global_random_seed), alphas=alpha,
+                                n_threads=1).fit(X, y)
+        np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
+
+
+def test_features_needed_passes_on_the_library_map(global_random_seed):
+    # family false-alarm rate ALPHA = 1e-4 of the check (plus the RATIO_TOL model slack)
+    from analysis.checks import features_needed as fn
+
+    v = fn.verdict(fn.run(FN_PARAMS, global_random_seed))
+    assert v["verdict"] == "pass", v["statistic"]
+
+
+def test_features_needed_fails_on_wrong_bandwidth(monkeypatch, global_random_seed):
+    """Negative control: a map for sigma * 1.3 estimates another kernel; its kernel MSE is
+    bias-dominated, far above the variance (1 - k^2)^2 / (2D), and the check must fail."""
+    from analysis.checks import features_needed as fn
+
+    real = fn.build_map
+    monkeypatch.setattr(fn, "build_map", lambda D, sigma, rs: real(D, sigma * 1.3, rs))
+    v = fn.verdict(fn.run(FN_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any("variance" in f for f in v["statistic"]["failed"])
+
+
+# ------------------------------------------------------------------ rudi_rosasco
+RR_PARAMS = dict(ns=[100, 200, 400], R_data=2, R=2, sizes=[4, 16, 64, 256])
+
+
+def test_rudi_rosasco_knee_interpolation():
+    from analysis.checks import rudi_rosasco as rr
+
+    assert rr.knee([4, 8, 16], [2.0, 1.2, 1.0]) == pytest.approx(8 * 2 ** 0.5)
+    assert rr.knee([4, 8, 16], [1.05, 1.0, 1.0]) == 4.0
+    assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5]) is None
+
+
+def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed):
+    """Negative control: a map that draws only ceil(sqrt(m)) distinct frequencies and repeats
+    them has ~sqrt(m) effective features, so the knee in m grows like the square of the true one
+    and leaves the grid: the check must fail."""
+    import numpy as np
+
+    from analysis.checks import rudi_rosasco as rr
+
+    real = rr.build_map
+
+    class Recycled(type(real(2, 0))):
+        def fit(self, X, y=None):
+            super().fit(X, y)
+            W = self.random_weights_
+            k = int(np.ceil(np.sqrt(len(W))))
+            self.random_weights_ = np.ascontiguousarray(W[np.arange(len(W)) % k])
+            return self
+
+    monkeypatch.setattr(rr, "build_map",
+                        lambda m, rs: Recycled(**real(m, rs).get_params()))
+    v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"

@@ -1,0 +1,225 @@
+"""The compiled layer's one policy (randfeat/_lib/_policy.pxd): thread counts, fork, Ctrl-C and
+the kernels' error codes.
+
+Deterministic checks (no statistical tolerance): the scenarios that need a fresh process (fork,
+resource limits) run in a subprocess with a timeout, so a regression fails instead of hanging.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from randfeat import Fastfood, RandomFourierFeatures, fwht
+from randfeat._lib import _fastfood, _fourier, _fwht
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_py(code, timeout):
+    """Run ``code`` in a fresh interpreter on this checkout; fail (not hang) after ``timeout``."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("OMP_NUM_THREADS", None)
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"subprocess did not finish within {timeout} s (hang)")
+
+
+# --- thread counts --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_threads", [1025, 40000])
+def test_thread_count_above_cap_is_a_clear_error(n_threads):
+    x = np.ones((8, 16))
+    with pytest.raises(ValueError, match=f"n_threads must be between 1 and 1024, got {n_threads}"):
+        fwht(x, n_threads=n_threads)
+    for est in (RandomFourierFeatures(n_components=8, random_state=0),
+                Fastfood(n_components=8, random_state=0)):
+        est.fit(x)
+        est.set_params(n_threads=n_threads)
+        with pytest.raises(ValueError, match="n_threads must be between 1 and 1024"):
+            est.transform(x)
+
+
+def test_kernels_reject_bad_thread_counts():
+    buf = np.zeros((2, 4))
+    for bad in (0, -3, 1025):
+        with pytest.raises(ValueError, match="n_threads must be between 1 and 1024"):
+            _fwht.fwht_rows(buf, 2, bad, 1.0, True)
+        with pytest.raises(ValueError, match="n_threads must be between 1 and 1024"):
+            _fourier.transform_paired(np.ones((2, 3)), np.ones((2, 3)), buf, 1.0, bad)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS scenario (Linux)")
+def test_failed_thread_creation_is_an_exception_not_an_abort():
+    """With too little address space for 256 thread stacks, the OpenMP runtime would kill the
+    process ("libgomp: Thread creation failed"); we raise RuntimeError and stay usable."""
+    res = _run_py("""
+        import resource
+        import numpy as np
+        from randfeat import fwht
+        x = np.ones((4096, 1024), dtype=np.float32)
+        y = fwht(x, n_threads=1)
+        with open("/proc/self/statm") as f:
+            vm = int(f.read().split()[0]) * resource.getpagesize()
+        # 64 MiB more address space: far too little for 256 stacks of 8 MiB
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), resource.RLIM_INFINITY))
+        try:
+            fwht(x, n_threads=500)
+        except RuntimeError as e:
+            print("RuntimeError:", e)
+        print("alive", np.array_equal(fwht(x, n_threads=2), y))
+    """, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "RuntimeError: could not start" in res.stdout
+    assert "pass a smaller n_threads" in res.stdout
+    assert "alive True" in res.stdout
+
+
+# --- fork -----------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_fork_pool_after_multithreaded_call_does_not_hang():
+    """issue 12 item 1: a 2-thread call in the parent, then 2-thread calls in fork children
+    (multiprocessing.Pool with 'fork') hung forever in a libgomp barrier.  Results must equal
+    the parent's bit for bit."""
+    res = _run_py("""
+        import multiprocessing as mp
+        import numpy as np
+        from randfeat import Fastfood, RandomFourierFeatures, fwht
+
+        def work(seed):
+            x = np.random.default_rng(seed).standard_normal((256, 1024))
+            a = fwht(x, n_threads=2)
+            z = RandomFourierFeatures(n_components=512, random_state=0, n_threads=2).fit(
+                x[:, :16]).transform(x[:, :16])
+            f = Fastfood(n_components=512, random_state=0, n_threads=2).fit(
+                x[:, :16]).transform(x[:, :16])
+            return a.tobytes() + z.tobytes() + f.tobytes()
+
+        if __name__ == "__main__":
+            ref = [work(s) for s in range(4)]   # the parent runs 2-thread teams first
+            with mp.get_context("fork").Pool(2) as pool:
+                got = pool.map(work, range(4))
+            print("same" if got == ref else "DIFFERENT")
+    """, timeout=90)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "same"
+
+
+# --- Ctrl-C ---------------------------------------------------------------------------------
+
+def test_ctrl_c_stops_a_long_kernel_call():
+    """A SIGINT that arrives during a long compiled call stops it between work items (the
+    master thread runs the signal handlers about every millisecond of work): the call raises the
+    handler's exception and leaves later blocks unwritten.  Without the check the call ran to the
+    end and the exception came afterwards (every row written)."""
+    import signal
+    import threading
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    rng = np.random.default_rng(0)
+    n, m, d = 2048, 1024, 2048                 # 4 Gflop: seconds on one core
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    W = rng.standard_normal((m, d)).astype(np.float32)
+    out = np.full((n, 2 * m), np.nan, dtype=np.float32)
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(Stop):
+            # 64 blocks of 32 rows, each a fraction of the total: checked between blocks
+            _fourier.transform_paired(X, W, out, 1.0, 1, 32, 64)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert np.isnan(out[-1]).all(), "the call ran to the end: Ctrl-C was not noticed"
+
+
+# --- error codes ----------------------------------------------------------------------------
+
+def test_fwht_length_above_kernel_limit_raises():
+    """The kernel refuses lengths above 2**30; the input used to come back unchanged."""
+    x = np.broadcast_to(np.float32(1), (2 ** 31,))   # no memory behind it
+    with pytest.raises(ValueError, match=r"above the largest supported length 2\*\*30"):
+        fwht(x)
+    buf = np.zeros((1, 4))
+    with pytest.raises(ValueError, match=r"2\*\*31 are not supported"):
+        _fwht.fwht_rows(buf, 31, 1, 1.0, True)
+    with pytest.raises(ValueError, match="rows have 4 values, expected 2\\*\\*3"):
+        _fwht.fwht_rows(buf, 3, 1, 1.0, True)
+
+
+def test_fastfood_kernel_rejects_log_d_above_limit():
+    X = np.zeros((1, 4))
+    with pytest.raises(ValueError, match="log_d=31 is outside 0..30"):
+        _fastfood.fastfood_transform["double"](
+            X, np.zeros((1, 1), np.uint8), np.zeros((1, 4), np.int32), np.zeros((1, 4)),
+            np.zeros(4), np.zeros(0), np.zeros((1, 8)), None, 31, 1.0, 1.0, 4, 0, 1)
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i4", "<f8"])
+def test_fwht_non_native_byte_order(dtype):
+    """Big-endian input used to get a contradictory 'unsupported dtype float64'."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-8, 9, size=(3, 16)).astype(dtype)
+    x0 = x.copy()
+    got = fwht(x)
+    ref = fwht(x.astype(x.dtype.newbyteorder("=")))
+    assert got.dtype.isnative and got.dtype.kind == "f"
+    assert_array_equal(got, ref)
+    assert_array_equal(x, x0)  # input untouched
+
+
+def test_blas_dimension_guard():
+    """Dimensions a single gemm takes whole must fit a 32-bit BLAS int: a clear error rather
+    than a wrapped (negative) dimension.  (Arrays that large need > 8 GiB, so the guard that
+    every map calls before its gemm is tested on its own.)"""
+    _fourier.check_blas_dims("t", 2 ** 31 - 1, 10, 2 ** 31 - 1)
+    for m, d, ldo in ((2 ** 31, 10, 10), (10, 2 ** 31, 20), (2 ** 30, 10, 2 ** 31)):
+        with pytest.raises(ValueError, match="exceed the BLAS's 32-bit dimensions"):
+            _fourier.check_blas_dims("t", m, d, ldo)
+
+
+# --- concurrent transforms ------------------------------------------------------------------
+
+def test_concurrent_transforms_from_python_threads_are_bit_identical():
+    """Several Python threads transforming at once get the serial bits, and the BLAS thread
+    count is back to its value afterwards.  The shape is one where a 2-thread OpenBLAS gemm
+    rounds differently from a 1-thread one; the former non-counted limit let one thread's exit
+    restore 2 BLAS threads while another thread was still inside its transform."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 333)).astype(np.float32)
+    rffs = [RandomFourierFeatures(1400, random_state=s, n_threads=1).fit(X) for s in range(4)]
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+        ref = [r.transform(X) for r in rffs]
+        bad = []
+
+        def worker(k):
+            for _ in range(6):
+                if not np.array_equal(rffs[k].transform(X), ref[k]):
+                    bad.append(k)
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert not bad, f"threads {sorted(set(bad))} got different bits"
+    assert after == before

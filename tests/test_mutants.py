@@ -1,0 +1,180 @@
+"""Mutants: each class of bug is injected through a small explicit seam (a monkeypatched fit,
+scaling, formula or seed function of ``analysis``; no source file is edited) and the named check
+must FAIL on it, while the same design passes on the correct library (the control).
+
+Seams
+-----
+``randfeat.Fastfood.fit``             wrapped: the fitted signs B, permutation Pi or G mutated
+``analysis.maps.build``               bandwidth off by a factor
+``analysis.bounds.var_*``             a variance formula off by a factor
+``analysis.montecarlo.random_state_of``  seeds reused / squeezed
+
+Each mutant's detection probability is ~1 at the designs below (effects of 1.9x-16x in variance
+against a detectable 1.6x; see the check's ``power``), so the tests hold for every seed 0-99;
+the controls' false-alarm rate is the check's ALPHA (1e-5).  Runtime: a few seconds each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis import bounds, maps
+from analysis import montecarlo as mc
+from analysis.checks import fastfood_variance, unbiasedness, variance
+
+# ---------------------------------------------------------------- Fastfood structure mutants
+
+
+def _no_B(est):
+    est.B_packed_ = np.zeros_like(est.B_packed_)          # every sign +1
+
+
+def _no_Pi(est):
+    est.P_ = np.tile(np.arange(est.d_padded_, dtype=est.P_.dtype), (est.n_blocks_, 1))
+
+
+def _shared_G(est):
+    """Every block uses block 0's G; S_ = s / ||G_0|| as fit would compute it from the shared G
+    (the library's row lengths s_i unchanged; the paper's V' rows all get length ||G_0||)."""
+    d = est.d_padded_
+    G, S = est.G_.copy(), est.S_.copy()
+    nrm = np.linalg.norm(G, axis=1)
+    for b in range(1, est.n_blocks_):
+        S[b * d:(b + 1) * d] *= nrm[b] / nrm[0]
+        G[b] = G[0]
+    est.G_, est.S_ = G, S
+
+
+FASTFOOD_MUTANTS = {"without B": _no_B, "without Pi": _no_Pi, "one G for all blocks": _shared_G}
+
+#: a small design of the check (d = 16, one and four blocks, random and adversarial inputs)
+FF_PARAMS = dict(d=16, radii=[0.5, 1.0], adv_radii=[3.0], blocks=[1, 4], R=400, rff=False,
+                 law_draws=4000)
+
+
+def _patch_fit(monkeypatch, mutate):
+    """The bug sits in Fastfood.fit (before analysis.maps sets S = 1 for the paper's V')."""
+    import randfeat
+
+    real_fit = randfeat.Fastfood.fit
+
+    def fit(self, X, y=None):
+        real_fit(self, X, y)
+        mutate(self)
+        return self
+
+    monkeypatch.setattr(randfeat.Fastfood, "fit", fit)
+
+
+def test_fastfood_variance_control_passes(global_random_seed):
+    res = fastfood_variance.run(FF_PARAMS, global_random_seed)
+    v = fastfood_variance.verdict(res)
+    assert v["verdict"] == "pass", v["summary"]
+
+
+@pytest.mark.parametrize("mutant", list(FASTFOOD_MUTANTS))
+def test_fastfood_variance_fails_on_structure_mutant(monkeypatch, global_random_seed, mutant):
+    _patch_fit(monkeypatch, FASTFOOD_MUTANTS[mutant])
+    res = fastfood_variance.run(FF_PARAMS, global_random_seed)
+    v = fastfood_variance.verdict(res)
+    assert v["verdict"] == "fail", (mutant, v["summary"])
+    assert v["statistic"]["law_failed"], mutant
+
+
+def test_structure_mutants_are_invisible_to_random_directions(monkeypatch):
+    """Why the adversarial inputs exist: on random directions alone, without Pi the check has
+    nothing to see (the exact law changes by < 3 % there)."""
+    from analysis import fastfood_law
+
+    geo = np.random.default_rng(5)
+    U = geo.standard_normal((4, 16))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    with_pi, _ = fastfood_law.block_variance(U, n_draws=4000, random_state=1)
+    no_pi, _ = fastfood_law.block_variance(U, n_draws=4000, random_state=1, permute=False)
+    assert np.all(np.abs(no_pi / with_pi - 1) < 0.03)
+    s = fastfood_law.adversarial_directions(16)["2-sparse (e_0 + e_1)"] * 3.0
+    w, _ = fastfood_law.block_variance(s[None], n_draws=4000, random_state=1)
+    n, _ = fastfood_law.block_variance(s[None], n_draws=4000, random_state=1, permute=False)
+    assert n[0] / w[0] > 1.8
+
+
+# ---------------------------------------------------------------- Monte Carlo mutants
+
+
+def test_reused_seeds_are_an_error(monkeypatch):
+    """Replicates that reuse each seed twice: the Monte Carlo layer refuses the run."""
+    real = mc.seed_sequences
+
+    def twice(seed, *names, n):
+        ss = real(seed, *names, n=(n + 1) // 2)
+        return [s for s in ss for _ in range(2)][:n]
+
+    monkeypatch.setattr(mc, "seed_sequences", twice)
+    params = dict(unbiasedness.PARAMS["smoke"], R=40)
+    with pytest.raises(mc.DegenerateRunError, match="repeat"):
+        unbiasedness.run(params, 0)
+
+
+def test_identical_replicates_are_an_error(monkeypatch):
+    """Every replicate seeded alike (a seed function that drops the spawn key): zero variance
+    across replicates is an error, not a pass."""
+    monkeypatch.setattr(mc, "random_state_of", lambda ss: np.random.SeedSequence(ss.entropy))
+    params = dict(unbiasedness.PARAMS["smoke"], R=40)
+    with pytest.raises(mc.DegenerateRunError, match="identical"):
+        unbiasedness.run(params, 0)
+
+
+# ---------------------------------------------------------------- scaling and formula mutants
+
+
+def test_unbiasedness_fails_on_2_percent_bandwidth_error(monkeypatch, global_random_seed):
+    """sigma -> 1.02 sigma in the estimator (analysis.maps.build seam): the pooled design of the
+    quick parameters detects it (power statement: 1.2 % at probability 0.9; at 2 % the miss
+    probability is < 1e-6)."""
+    real_build = maps.build
+
+    def build(spec, size, rs, n_threads=1):
+        return real_build(dict(spec, sigma=spec.get("sigma", 1.0) * 1.02), size, rs, n_threads)
+
+    params = dict(unbiasedness.PARAMS["quick"],
+                  maps=[dict(family="rff", kernel="gaussian", features="paired")], R=50)
+    res = unbiasedness.run(params, global_random_seed)
+    assert unbiasedness.verdict(res)["verdict"] == "pass"           # control
+    monkeypatch.setattr(maps, "build", build)
+    res = unbiasedness.run(params, global_random_seed)
+    v = unbiasedness.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+
+
+@pytest.mark.parametrize("formula,spec", [
+    ("var_binning", dict(family="binning", kernel="laplacian")),
+    ("var_rff_paired", dict(family="rff", kernel="gaussian", features="paired"))])
+def test_variance_fails_on_10_percent_formula_error(monkeypatch, global_random_seed, formula,
+                                                    spec):
+    """A variance formula 10 % too high (analysis.bounds seam; e.g. binning's k(1 - k) -> 1.1
+    k(1 - k)): the variance check fails (pooled design: 4.6 % detectable at probability 0.9)."""
+    params = dict(variance.PARAMS["quick"], maps=[spec], cauchy1d=False, R=50, ff_R=50)
+    res = variance.run(params, global_random_seed)
+    assert variance.verdict(res)["verdict"] == "pass"               # control
+    real = getattr(bounds, formula)
+    monkeypatch.setattr(bounds, formula, lambda *a: 1.1 * real(*a))
+    res = variance.run(params, global_random_seed)
+    v = variance.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+
+
+def test_fastfood_concentration_sees_but_cannot_flag_missing_B(monkeypatch):
+    """A documented hole: Theorem 6's threshold is ~10x the observed quantiles, so Fastfood
+    without B passes fastfood_concentration; its adversarial inputs do see the bug (the largest
+    quantile / threshold ratio more than doubles, from Hadamard-row inputs), and
+    fastfood_variance fails it (above).  Deterministic seed: this documents magnitudes."""
+    from analysis.checks import fastfood_concentration as fc
+
+    params = dict(fc.PARAMS["quick"], dims=[64], R=300)
+    ctrl = fc.verdict(fc.run(params, 0))
+    _patch_fit(monkeypatch, _no_B)
+    mut = fc.verdict(fc.run(params, 0))
+    assert ctrl["verdict"] == mut["verdict"] == "pass"
+    s0, s1 = ctrl["statistic"], mut["statistic"]
+    assert s1["max_quantile_over_threshold"] > 2 * s0["max_quantile_over_threshold"]
