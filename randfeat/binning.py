@@ -271,7 +271,8 @@ default="laplacian"
     (rows in parallel; 12 bytes of scratch per row and grid), then builds each grid's cell table
     (grids in parallel, each grid sequentially, columns in order of first occurrence);
     ``transform`` looks rows up in parallel (interpolation search in each grid's cells sorted by
-    fingerprint, the P grids of a row searched together).  All of it runs in compiled code
+    fingerprint, started from a per-grid directory of at most 4,096 buckets, the P grids of a
+    row searched together).  All of it runs in compiled code
     without the GIL, notices Ctrl-C within milliseconds, and the output is bit-identical for
     every ``n_threads``.  Dimensions in which all training points of a grid share one cell cost
     nothing in ``fit``, and nothing in ``transform`` for rows inside the training data's bounding

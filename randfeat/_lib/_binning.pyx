@@ -112,7 +112,11 @@ cdef extern from "binning.h" nogil:
     Py_ssize_t rf_guess(uint64_t f, Py_ssize_t n) noexcept
     void rf_prefetch(const void *p) noexcept
     ctypedef struct rf_search:
-        pass
+        Py_ssize_t lo
+        Py_ssize_t hi
+        Py_ssize_t pos
+        uint64_t vlo
+        uint64_t vhi
     void rf_search_grids(const rf_cell_entry *entries, const int64_t *co, Py_ssize_t P,
                          const uint64_t *fas, const uint32_t *fbs, rf_search *st,
                          int64_t *out) noexcept
@@ -340,6 +344,15 @@ cdef class CellMap:
     cdef const int64_t *col_offsets
     cdef const rf_cell_entry *entries
     cdef readonly Py_ssize_t n_columns
+    # per grid, a directory of its 2**dir_bits[p] buckets (top bits of the fingerprint): bucket
+    # b holds local entries [dir[dir_off[p] + b], dir[dir_off[p] + b + 1]); at most 4097
+    # uint32 per grid (a per-grid parameter, derived from the entries, not stored in pickles)
+    cdef object _dir
+    cdef object _dir_off
+    cdef object _dir_bits
+    cdef const uint32_t *dir
+    cdef const int64_t *dir_off
+    cdef const int32_t *dir_bits
 
     def __init__(self, CellLayout layout not None, col_offsets, entries):
         import numpy as np
@@ -386,6 +399,45 @@ cdef class CellMap:
         self._entries = ent
         self.col_offsets = &co[0]
         self.n_columns = int(co_a[P])
+        self._build_directory()
+
+    cdef void _build_directory(self):
+        import numpy as np
+        cdef Py_ssize_t P = self.layout.n_grids, p, k, b, n_p, nb, off
+        cdef int bits
+        n_cells = np.diff(self._col_offsets)
+        # about 32 cells per bucket, at most 2**12 buckets per grid
+        dbits = np.zeros(P, dtype=np.int32)
+        big = n_cells >= 64
+        dbits[big] = np.minimum(12, np.floor(np.log2(n_cells[big] / 32.0))).astype(np.int32)
+        doff = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum((1 << dbits.astype(np.int64)) + 1, out=doff[1:])
+        dirs = np.zeros(int(doff[P]), dtype=np.uint32)
+        cdef int32_t[::1] dbv = dbits
+        cdef int64_t[::1] dov = doff
+        cdef uint32_t[::1] dv = dirs
+        cdef const rf_cell_entry *e = self.entries
+        with nogil:
+            for p in range(P):
+                off = self.col_offsets[p]
+                n_p = self.col_offsets[p + 1] - off
+                bits = dbv[p]
+                nb = (<Py_ssize_t>1) << bits
+                k = 0
+                for b in range(nb):
+                    # first local entry whose bucket is >= b
+                    if bits > 0:
+                        while k < n_p and <Py_ssize_t>(e[off + k].fa >> (64 - bits)) < b:
+                            k += 1
+                    dv[dov[p] + b] = <uint32_t>k
+                dv[dov[p] + nb] = <uint32_t>n_p
+        dbits.setflags(write=False)
+        doff.setflags(write=False)
+        dirs.setflags(write=False)
+        self._dir, self._dir_off, self._dir_bits = dirs, doff, dbits
+        self.dir = &dv[0]
+        self.dir_off = &dov[0]
+        self.dir_bits = &dbv[0]
 
     def column_offsets(self):
         """(n_grids + 1,) int64: grid p owns columns [offsets[p], offsets[p + 1]) (a copy)."""
@@ -394,7 +446,8 @@ cdef class CellMap:
     @property
     def nbytes(self):
         """Bytes held: cell entries (16 per cell) and per-grid arrays."""
-        return self._entries.nbytes + self._col_offsets.nbytes + self.layout.nbytes
+        return (self._entries.nbytes + self._col_offsets.nbytes + self.layout.nbytes
+                + self._dir.nbytes + self._dir_off.nbytes + self._dir_bits.nbytes)
 
     def __reduce__(self):
         return (CellMap, (self.layout, self._col_offsets, self._entries))
@@ -738,31 +791,56 @@ def build_cells(const uint64_t[:, ::1] fa, const uint32_t[:, ::1] fb, int32_t[:,
         free(tables); free(results); free(counts)
 
 
-cdef inline Py_ssize_t _lookup_row(const floating *x, const Layout *L,
-                                   const int64_t *col_offsets, const rf_cell_entry *entries,
+cdef struct Tables:
+    const int64_t *col_offsets
+    const rf_cell_entry *entries
+    const uint32_t *dir
+    const int64_t *dir_off
+    const int32_t *dir_bits
+
+
+cdef inline Py_ssize_t _lookup_row(const floating *x, const Layout *L, const Tables *cm,
                                    uint64_t *kw, uint64_t *fas, uint32_t *fbs, rf_search *st,
                                    int64_t *res, index_t *out) noexcept nogil:
     """Columns of x's cells (-1 when unseen); returns the number of unseen cells.
 
-    Two passes: fingerprints of every grid (prefetching each grid's first probe), then the
-    searches of all grids advanced together (``rf_search_grids``), so that the memory latency
-    of the P grids' probes overlaps.
+    Two passes: fingerprints of every grid, each grid's bucket from its directory and a first
+    probe interpolated inside the bucket (prefetched), then the searches of all grids advanced
+    together (``rf_search_grids``), so that the memory latency of the P grids' probes overlaps.
     """
-    cdef Py_ssize_t p, off, n_p, n_unseen = 0
-    cdef int check
+    cdef Py_ssize_t p, off, lo, hi, b, n_unseen = 0
+    cdef const uint32_t *dr
+    cdef int check, bits
     if floating is float:
         check = not rf_in_box_float(x, L.d, L.bb_lo, L.bb_hi)
     else:
         check = not rf_in_box_double(x, L.d, L.bb_lo, L.bb_hi)
     for p in range(L.P):
-        off = col_offsets[p]
-        n_p = col_offsets[p + 1] - off
-        if n_p > 0 and _fingerprint(x, L, p, kw, check, &fas[p], &fbs[p]):
-            rf_prefetch(entries + off + rf_guess(fas[p], n_p))
-            res[p] = -2
+        res[p] = -1
+        off = cm.col_offsets[p]
+        if cm.col_offsets[p + 1] == off or not _fingerprint(x, L, p, kw, check, &fas[p],
+                                                              &fbs[p]):
+            continue
+        bits = cm.dir_bits[p]
+        dr = cm.dir + cm.dir_off[p]
+        if bits > 0:
+            b = <Py_ssize_t>(fas[p] >> (64 - bits))
+            st[p].vlo = (<uint64_t>b) << (64 - bits)
+            st[p].vhi = st[p].vlo | ((<uint64_t>0xffffffffffffffffULL) >> bits)
         else:
-            res[p] = -1
-    rf_search_grids(entries, col_offsets, L.P, fas, fbs, st, res)
+            b = 0
+            st[p].vlo = 0
+            st[p].vhi = <uint64_t>0xffffffffffffffffULL
+        lo = dr[b]
+        hi = dr[b + 1]
+        if hi <= lo:
+            continue
+        st[p].lo = lo
+        st[p].hi = hi
+        st[p].pos = lo + rf_guess(fas[p] << bits, hi - lo)
+        rf_prefetch(cm.entries + off + st[p].pos)
+        res[p] = -2
+    rf_search_grids(cm.entries, cm.col_offsets, L.P, fas, fbs, st, res)
     for p in range(L.P):
         out[p] = <index_t>res[p]
         if res[p] < 0:
@@ -786,7 +864,13 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
     cdef uint32_t *gbuf
     cdef rf_search *sbuf
     cdef int64_t *rbuf
+    cdef Tables T
     _check_x(X.shape[1], L.d, "RandomBinningFeatures.transform")
+    T.col_offsets = cmap.col_offsets
+    T.entries = cmap.entries
+    T.dir = cmap.dir
+    T.dir_off = cmap.dir_off
+    T.dir_bits = cmap.dir_bits
     if out.shape[0] != n or out.shape[1] != P:
         raise ValueError(f"lookup_columns: out must have shape ({n}, {P}), got "
                          f"({out.shape[0]}, {out.shape[1]})")
@@ -815,9 +899,9 @@ def lookup_columns(const floating[:, ::1] X, CellMap cmap not None, index_t[:, :
                 if interrupted(&intr):
                     continue
                 tid = omp_get_thread_num()
-                n_unseen += _lookup_row(&X[i, 0], L, cmap.col_offsets, cmap.entries,
-                                        kbuf + tid * W, fbuf + tid * P, gbuf + tid * P,
-                                        sbuf + tid * P, rbuf + tid * P, &out[i, 0])
+                n_unseen += _lookup_row(&X[i, 0], L, &T, kbuf + tid * W, fbuf + tid * P,
+                                        gbuf + tid * P, sbuf + tid * P, rbuf + tid * P,
+                                        &out[i, 0])
     finally:
         free(kbuf)
         free(fbuf)

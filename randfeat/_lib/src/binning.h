@@ -267,25 +267,16 @@ static inline void rf_prefetch(const void *p);
 /* The searches of one row in all P grids, advanced together (one probe per grid and round, the
    next probe prefetched), so that the cache misses of the P grids overlap instead of queueing.
    Grid p holds sorted entries [co[p], co[p + 1]) of ``entries``; on entry out[p] is -2 for the
-   grids to search (the caller prefetched their first probe, entries + co[p] +
-   rf_guess(fas[p], n_p)) and -1 for the others; on return out[p] is the global column or -1. */
+   grids to search, whose st[p] the caller initialised (its range and first probe, already
+   prefetched), and -1 for the others; on return out[p] is the global column or -1. */
 static void rf_search_grids(const rf_cell_entry *entries, const int64_t *co, ptrdiff_t P,
                             const uint64_t *fas, const uint32_t *fbs, rf_search *st,
                             int64_t *out)
 {
     ptrdiff_t p, left = 0;
     int round = 0;
-    for (p = 0; p < P; ++p) {
-        if (out[p] == -2) {
-            ptrdiff_t n_p = (ptrdiff_t)(co[p + 1] - co[p]);
-            st[p].lo = 0;
-            st[p].hi = n_p;
-            st[p].vlo = 0;
-            st[p].vhi = UINT64_MAX;
-            st[p].pos = rf_guess(fas[p], n_p);
-            ++left;
-        }
-    }
+    for (p = 0; p < P; ++p)
+        left += out[p] == -2;
     while (left > 0) {
         for (p = 0; p < P; ++p) {
             int64_t r;
