@@ -10,4 +10,5 @@ Every target has a ``params(cfg)`` (what is computed: datasets, sizes, seeds), a
 markdown table / PNG figure from the cached data only.  See ``paper_figures/README.md``.
 """
 
-TARGETS = ("rr07_table1", "rr07_fig3", "ff13_fig1", "ff13_table1", "ff13_table2", "orf_letter")
+TARGETS = ("rr07_table1", "rr07_fig3", "ff13_fig1", "ff13_table1", "ff13_table2", "orf_letter",
+           "features_story")

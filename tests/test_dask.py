@@ -175,7 +175,7 @@ def _kappa_bound(model, X):
     Z = np.asarray(Z, dtype=np.float64)
     Zc = Z - Z.mean(axis=0)
     A = Zc.T @ Zc
-    A[np.diag_indices_from(A)] += len(Z) * model.alpha_
+    A[np.diag_indices_from(A)] += model._penalty([model.alpha_], len(Z))[0]  # alpha_scale
     return 100 * EPS * np.linalg.cond(A)
 
 
