@@ -53,12 +53,11 @@ OMP_COMPILE, OMP_LINK = _openmp_flags()
 BASE_COMPILE = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
 DEFINES = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 
-# C sources shared by several extensions (compiled into each that needs them).
+# Every C source is compiled once, into the one extension that owns the kernels and their SIMD
+# dispatcher (randfeat._lib._cpu); the other extensions call them through _cpu.pxd.
 C_SOURCES = {
-    "_fwht": [str(SRC / "fwht.c")],
-    "_fastfood": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c"), str(SRC / "fastfood_block.c")],
-    "_fourier": [str(SRC / "rff_trig.c")],
-    "_sorf": [str(SRC / "fwht.c"), str(SRC / "rff_trig.c")],
+    "_cpu": [str(SRC / "rf_isa.c"), str(SRC / "fwht.c"), str(SRC / "rff_trig.c"),
+             str(SRC / "fastfood_block.c")],
 }
 
 

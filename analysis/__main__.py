@@ -211,7 +211,8 @@ def main(argv=None):
         any_fail |= v["verdict"] == "fail"
         records.append(dict(name=n, title=mod.TITLE, claim=mod.CLAIM, source=mod.SOURCE,
                             verdict=v["verdict"], statistic=v["statistic"],
-                            tightness=v.get("tightness"), summary=v["summary"],
+                            tightness=v.get("tightness"), tightness_ci=v.get("tightness_ci"),
+                            summary=v["summary"],
                             false_alarm=mod.ALPHA, runtime_s=rt, cached=cached, figure=fig_name,
                             params_brief=mod.PARAMS[mode], table=v.get("table", ""),
                             notes=v.get("notes", []), power=v.get("power"),

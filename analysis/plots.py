@@ -57,7 +57,7 @@ def finish(ax, xlabel, ylabel, title=None, legend=True, loc="best", fontsize=7, 
 
 def needed_vs_eps(ax, settings, rows, *, emp_key, bound_key, bound_label, ylabel, title):
     """Claim 1/2 panel: per setting (d, a), the size needed for P(sup >= eps) <= delta,
-    empirical (solid) against the bound (dashed), both on log axes."""
+    empirical (solid, band: 95% bootstrap interval) against the bound (dashed), log axes."""
     for i, st in enumerate(settings):
         c = COLORS[i % len(COLORS)]
         rr = [r for r in rows if r["d"] == st["d"] and r["a"] == st["a"]]
@@ -65,6 +65,12 @@ def needed_vs_eps(ax, settings, rows, *, emp_key, bound_key, bound_label, ylabel
         ax.plot(e, [r[emp_key] for r in rr], "o-", color=c,
                 label=f"empirical d={st['d']}, a={st['a']:g}")
         ax.plot(e, [r[bound_key] for r in rr], "--", color=c, lw=1.4, label=bound_label)
+        ci = np.array([r.get("over_ci") or [np.nan, np.nan] for r in rr], float)
+        b = np.array([r[bound_key] for r in rr], float)
+        if np.isfinite(ci).any():
+            # the 95% bootstrap interval of the empirical size (bound / over-prediction limits)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                band(ax, e, b / ci[:, 1], b / ci[:, 0], c)
     ax.set_xscale("log")
     ax.set_yscale("log")
     finish(ax, "eps (kernel units)", ylabel, title, fontsize=6)

@@ -85,6 +85,12 @@ def needed_size_table(rows, R, size, exceed):
     return table, fails
 
 
+def _ci(ci):
+    if not ci or not all(np.isfinite(ci)):
+        return ""
+    return f" [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
 def write_markdown(path, meta, records, checks):
     lines = [
         "# randfeat analysis report",
@@ -101,8 +107,8 @@ def write_markdown(path, meta, records, checks):
         ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
         "quantity / what the bound allows (1 = the bound is attained); its meaning per check:",
         "",
-        *[f"- {r['name']}: {r['tightness_meaning']}" for r in records
-          if r.get("tightness_meaning")],
+        *[f"- {r['name']}: {r.get('tightness_meaning') or 'meaning not stated (no TIGHTNESS)'}"
+          for r in records if r.get("tightness_meaning") or r.get("tightness") is not None],
         "",
         "| check | verdict | key statistic | tightness | detects (power >= 0.9) "
         "| false-alarm rate | time (s) |",
@@ -113,7 +119,8 @@ def write_markdown(path, meta, records, checks):
         summ = r["summary"].replace("|", "\\|")
         pw = (r.get("power") or "-").replace("|", "\\|")
         lines.append(f"| [{r['name']}](#{r['name']}) | **{r['verdict']}** | {summ} | "
-                     f"{'-' if t is None else _fmt(t)} | {pw} | {r['false_alarm']:g} | "
+                     f"{'-' if t is None else _fmt(t)}{_ci(r.get('tightness_ci'))} | {pw} | "
+                     f"{r['false_alarm']:g} | "
                      f"{r['runtime_s']:.1f}{' (cached)' if r['cached'] else ''} |")
     lines.append("")
     for r in records:

@@ -25,6 +25,7 @@ Usage::
 
     python benchmarks/bench_binning.py            # full shapes
     python benchmarks/bench_binning.py --quick    # 50,000 rows per problem
+    python benchmarks/bench_binning.py --many-cells --repeat 5   # issue 17: sigma 100, 20, 2
     RANDFEAT_DATA=/work/shared/data python benchmarks/bench_binning.py
 """
 
@@ -166,6 +167,74 @@ def run_problem(name, X, P, sigma, args, rng):
                 cells_max=int(cells.max()))
 
 
+def _stats(times):
+    return float(np.min(times)), float(np.median(times))
+
+
+def run_many_cells(args):
+    """Issue 17, "random binning when cells are many": 200,000 x 54 standard-normal rows,
+    P = 20 grids, fit then transform at sigma = 100, 20 and 2, against the NumPy floor + dict
+    baseline in the same run (min and median of the repeats; machine load recorded)."""
+    n, d, P = (50_000 if args.quick else 200_000), 54, 20
+    X = np.random.default_rng(0).standard_normal((n, d))
+    nt = args.n_threads if args.n_threads else 2
+    rows = []
+    for sigma in (100.0, 20.0, 2.0):
+        load0 = os.getloadavg()[0]
+        ours, fits, trs = [], [], []
+        for _ in range(args.repeat):
+            est = RandomBinningFeatures(P, sigma=sigma, random_state=0, n_threads=nt)
+            t0 = time.perf_counter()
+            est.fit(X)
+            t1 = time.perf_counter()
+            Z = est.transform(X)
+            t2 = time.perf_counter()
+            ours.append(t2 - t0)
+            fits.append(t1 - t0)
+            trs.append(t2 - t1)
+        cells = int(est.n_columns_)
+        fitted = est._fitted.cells.nbytes
+        per_grid = fitted - 16 * cells  # layout arrays, column offsets: per-grid parameters
+        nb = min(n, args.baseline_rows)
+        Xb = X[:nb]
+        base = []
+        for _ in range(args.baseline_repeat):
+            b = NumpyDictBinning(est.widths_, est.shifts_)
+            t0 = time.perf_counter()
+            b.fit(Xb)
+            b.transform(Xb)
+            base.append((time.perf_counter() - t0) * n / nb)
+        load1 = os.getloadavg()[0]
+        # same grids -> same occupancy on the baseline rows (a correctness cross-check)
+        ref = RandomBinningFeatures(P, sigma=sigma, random_state=0, n_threads=nt).fit(Xb)
+        agree = bool(np.array_equal(ref.n_cells_, [len(m) for m in b.maps]))
+        o_min, o_med = _stats(ours)
+        b_min, b_med = _stats(base)
+        rows.append(dict(sigma=sigma, o_min=o_min, o_med=o_med, fit=min(fits), tr=min(trs),
+                         b_min=b_min, b_med=b_med, cells=cells, per_cell=fitted / cells,
+                         entry=16 * cells / cells, per_grid=per_grid, nnz=Z.nnz, agree=agree,
+                         load=(load0, load1)))
+        r = rows[-1]
+        print(f"sigma={sigma:g}: fit+transform min {o_min:.3f} s, median {o_med:.3f} s (fit "
+              f"{r['fit']:.3f}, transform {r['tr']:.3f}); baseline (from {nb} rows, x{n / nb:.1f}) "
+              f"min {b_min:.1f} s, median {b_med:.1f} s; ratio min/min {b_min / o_min:.0f}x, "
+              f"median/median {b_med / o_med:.0f}x; {cells:,} cells, fitted "
+              f"{fitted / cells:.2f} B/cell (16 B entries + {per_grid:,} B per-grid arrays); "
+              f"load {load0:.1f} -> {load1:.1f}; cells agree with baseline: {agree}", flush=True)
+    print(f"\n{n:,} x {d} N(0,1), P = {P}, n_threads = {nt}, {args.repeat} repeats (baseline "
+          f"{args.baseline_repeat} on {min(n, args.baseline_rows):,} rows, extrapolated "
+          f"linearly); CPUs available: {effective_n_cpus()}")
+    print("| sigma | columns | fit+transform min / median (s) | NumPy+dict min / median (s) "
+          "| ratio (min, median) | fitted bytes per cell (16 B entry + per-grid) | load 1-min |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['sigma']:g} | {r['cells']:,} | {r['o_min']:.3f} / {r['o_med']:.3f} | "
+              f"{r['b_min']:.1f} / {r['b_med']:.1f} | {r['b_min'] / r['o_min']:.0f}x, "
+              f"{r['b_med'] / r['o_med']:.0f}x | {r['per_cell']:.2f} (16 + "
+              f"{r['per_grid'] / r['cells']:.2f}) | {r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="50,000 rows per problem")
@@ -176,7 +245,12 @@ def main(argv=None):
     ap.add_argument("--n-threads", type=int, default=None)
     ap.add_argument("--sigma", type=float, default=None)
     ap.add_argument("--only", choices=["covtype", "kdd"], default=None)
+    ap.add_argument("--many-cells", action="store_true",
+                    help="issue 17: 200,000 x 54, P = 20, sigma = 100, 20, 2 (2 threads)")
+    ap.add_argument("--baseline-repeat", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.many_cells:
+        return run_many_cells(args)
     rng = np.random.default_rng(12345)
     print(f"randfeat random binning benchmark; CPUs available: {effective_n_cpus()}")
 

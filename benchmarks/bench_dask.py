@@ -106,7 +106,7 @@ def model(D, alpha, seed):
     from randfeat.linear import RandomFeatureRidge
 
     return RandomFeatureRidge(RandomFourierFeatures(D, sigma=4.0, random_state=seed),
-                              alphas=alpha, chunk_size=4096)
+                              alphas=alpha, alpha_scale="mean", chunk_size=4096)
 
 
 def task_times(stream):

@@ -14,9 +14,10 @@ Implementations
 ---------------
 randfeat      ``randfeat.fwht(x, out=x, check_finite=False, n_threads=t)`` -- the public API
 randfeat-kern the compiled row loop alone (``randfeat._lib._fwht.fwht_rows``): API minus Python
-FFHT          FALCONN-LIB/FFHT's C kernel ``fht_float/fht_double`` called per row by the same
-              compiled row loop as randfeat-kern (so both pay the same per-row overhead and can
-              use the same threads).  Point the benchmark at a shared library you built
+FFHT          FALCONN-LIB/FFHT's C kernel ``fht_float/fht_double`` called per row by a C OpenMP
+              row loop (``benchmarks/_rowloop.c``, compiled by the benchmark with the system C
+              compiler), so it pays a per-row overhead like randfeat-kern's and can use the
+              same threads.  Point the benchmark at a shared library you built
               yourself from FFHT's ``fht.c`` + ``fast_copy.c`` (it must export ``fht_float`` and
               ``fht_double``) with ``RANDFEAT_BENCH_FFHT_LIB=/path/to/libffht.so`` (or
               ``--ffht-lib``).  Without it, ``import ffht`` (FFHT's own Python module) is tried
@@ -53,9 +54,10 @@ try:  # run from a checkout without installing
 except ImportError:  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _fwht_bench import DTYPES, build_peers, cpu_name, fmt_ns, time_case  # benchmarks/
+
 import randfeat
-from randfeat._fwht_bench import DTYPES, build_peers, cpu_name, fmt_ns, time_case
-from randfeat._lib import _fwht
+from randfeat._lib import _cpu
 
 
 def main(argv=None):
@@ -89,7 +91,7 @@ def main(argv=None):
     peers, skipped = build_peers(args.ffht_lib, with_numpy=not args.no_numpy)
     print(f"# FWHT benchmark  {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"# machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} CPUs; "
-          f"randfeat {randfeat.__version__} ISA={_fwht.isa()} OpenMP={_fwht.openmp_enabled()}; "
+          f"randfeat {randfeat.__version__} ISA={_cpu.isa()} OpenMP={_cpu.openmp_enabled()}; "
           f"numpy {np.__version__}")
     print(f"# batch {batch_mib:g} MiB timed in 4 MiB chunks, {repeats} interleaved repetitions; "
           "time = sum over chunks of each chunk's best; ratio X/kern = X's time / randfeat-kern's "

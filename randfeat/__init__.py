@@ -22,6 +22,7 @@ datasets                      local loaders of the papers' benchmark datasets (r
 """
 
 from randfeat import kernels
+from randfeat._config import show_config
 from randfeat._validation import is_power_of_two, next_power_of_two
 from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
@@ -44,4 +45,5 @@ __all__ = [
     "is_power_of_two",
     "kernels",
     "next_power_of_two",
+    "show_config",
 ]

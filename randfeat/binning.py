@@ -59,15 +59,17 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
+from randfeat._binning_layout import fit_cells as _fit_cells
 from randfeat._lib import _binning
 from randfeat._validation import (
     LENGTH_SCALE_CONSTRAINT,
@@ -93,159 +95,63 @@ __all__ = [
     "StretchedExponentialBinningKernel",
 ]
 
-_FAST_LIMIT = 2.0 ** 50  # fast layout: |lo|, |hi| and the range below this
-_FAST_WORD_BITS = 52     # fast words are accumulated exactly in float64
+# Largest output width: column indices are int64.
+_MAX_COLUMNS = 2 ** 63 - 1
+# A fit whose output has more columns than this warns (see RandomBinningFeatures, Notes).
+WIDTH_WARNING_COLUMNS = 10 ** 7
+
+class WideBinningWarning(UserWarning):
+    """A random binning fit creates more than ``WIDTH_WARNING_COLUMNS`` output columns."""
 
 
-def _key_layout(u, r, lo, hi, xmin, xmax):
-    """Layout of the packed exact cell keys of each grid (``lo``/``hi``: (P, d) cell ranges).
-
-    A dimension with training cell range ``[lo, hi]`` needs ``bits = bit_length(hi - lo)`` bits;
-    it is *active* when ``bits > 0`` (a dimension whose training points all share one coordinate
-    contributes nothing to the key, and in ``transform`` only its range is checked).
-
-    *Fast* grids (every |lo|, |hi| and range below 2**50) pack their active dimensions greedily,
-    in input order, into words of at most 52 bits, summed exactly in float64 by the compiled
-    kernel; their per-dimension parameters are permuted so the active dimensions come first.
-    Other grids (cells beyond 2**50, e.g. inputs near 1e300) use the *generic* layout: 64-bit
-    words, a whole word holding the raw float64 bits of a cell coordinate whose range is not
-    below 2**50.  Both are injective on the training box, so keys identify cells exactly.
-
-    Returns ``(layout, n_words)``, ``layout`` the tuple read by ``randfeat._lib._binning``:
-    ``(u, r, lo, hi, word, shift, raw, fast, idx, n_active, pu, pr, plo, pscale, xa, xb, wb,
-    bb_lo, bb_hi)``; ``[xa, xb)`` is the exact float interval of inputs whose cell coordinate lies
-    in ``[lo, hi]`` and ``[bb_lo, bb_hi)`` the training bounding box ``[xmin, xmax]``.
-    """
-    P, d = lo.shape
-    with np.errstate(over="ignore", invalid="ignore"):
-        small = (np.abs(lo) < _FAST_LIMIT) & (np.abs(hi) < _FAST_LIMIT) & \
-            ((hi - lo) < _FAST_LIMIT)
-        span = np.where(small, hi - lo, 0.0)  # exact integers below 2**50
-    fast = small.all(axis=1).astype(np.uint8)
-    # bit_length of the integer span: frexp is exact (span = m * 2**e, 0.5 <= m < 1)
-    bits = np.where(span > 0, np.frexp(span)[1], 0).astype(np.int64)
-    bits[~small] = 64
-    word = np.zeros((P, d), dtype=np.int32)
-    shift = np.zeros((P, d), dtype=np.int32)
-    raw = (~small).astype(np.uint8)
-    # fast grids: active dimensions first (stable: input order kept), packed greedily into words
-    # of at most 52 bits; vectorised over grids, one pass over the dimensions
-    idx = np.argsort(bits == 0, axis=1, kind="stable").astype(np.int32)
-    sorted_bits = np.take_along_axis(bits, idx.astype(np.intp), axis=1)
-    n_active = (bits > 0).sum(axis=1).astype(np.int32)
-    pscale = np.ones((P, d), dtype=np.float64)
-    used = np.zeros(P, dtype=np.int64)
-    wcount = np.zeros(P, dtype=np.int64)
-    starts = []  # (grid, word, slot) of every word start after the first
-    for j in range(d):
-        b = sorted_bits[:, j]
-        act = b > 0
-        new = act & (used + b > _FAST_WORD_BITS)
-        if new.any():
-            wcount[new] += 1
-            used[new] = 0
-            g = np.flatnonzero(new)
-            starts.append((g, wcount[g], np.full(g.size, j)))
-        pscale[act, j] = np.ldexp(1.0, used[act])
-        used[act] += b[act]
-    n_words_p = wcount + 1
-    # generic grids (rare: cells beyond 2**50): 64-bit words in input order
-    for p in np.flatnonzero(fast == 0):
-        idx[p] = np.arange(d, dtype=np.int32)
-        n_active[p] = d
-        w, u_bits = 0, 0
-        for m in range(d):
-            b = int(bits[p, m])
-            if u_bits + b > 64:
-                w, u_bits = w + 1, 0
-            word[p, m], shift[p, m] = w, u_bits
-            u_bits += b
-        n_words_p[p] = w + 1
-    n_words = int(n_words_p.max())
-    wb = np.zeros((P, n_words + 1), dtype=np.int32)
-    for g, w, j in starts:
-        keep = fast[g] == 1
-        wb[g[keep], w[keep]] = j[keep]
-    # the end of each grid's last word (and of the unused trailing words) is n_active
-    last = np.arange(n_words + 1)[None, :] >= n_words_p[:, None]
-    wb[last] = np.broadcast_to(n_active[:, None], wb.shape)[last]
-    rows = np.arange(P)[:, None]
-    xa = np.full((P, d), -np.inf)
-    xb = np.full((P, d), np.inf)
-    f = fast.astype(bool)
-    if f.any():
-        xa[f] = _first_float_reaching(u[f], r[f], lo[f])
-        xb[f] = _first_float_reaching(u[f], r[f], hi[f] + 1.0)
-    layout = (u, r, lo, hi, word, shift, raw, fast, idx, n_active,
-              np.ascontiguousarray(u[rows, idx]), np.ascontiguousarray(r[rows, idx]),
-              np.ascontiguousarray(lo[rows, idx]), pscale, xa, xb, wb,
-              np.ascontiguousarray(xmin, dtype=np.float64), _next_up(xmax))
-    return layout, n_words
+def _warn_width(n_columns, knob):
+    if n_columns > WIDTH_WARNING_COLUMNS:
+        fix = ("use a larger sigma or hash_size=K (a fixed width)" if knob == "sigma" else
+               "use a smaller hash_size")
+        warnings.warn(
+            f"RandomBinningFeatures.fit creates {n_columns:,} output columns (more than "
+            f"{WIDTH_WARNING_COLUMNS:,}): models on these features need memory per column "
+            f"(e.g. {n_columns * 8 / 2 ** 30:.2g} GiB for one float64 weight each); {fix}",
+            WideBinningWarning, stacklevel=4)
 
 
-def _next_up(x):
-    with np.errstate(over="ignore"):
-        return np.nextafter(np.asarray(x, dtype=np.float64), np.inf)
+class _Fitted(NamedTuple):
+    """One fit's state, immutable and read once by ``transform`` (a consistent snapshot)."""
+
+    n_features: int
+    shifts: np.ndarray       # (P, d), read-only
+    inv_widths: np.ndarray   # (P, d), read-only
+    salt: int
+    hash_size: int | None    # hashing mode: K; exact mode: None
+    cells: object            # exact mode: randfeat._lib._binning.CellMap; hashing mode: None
+
+    @property
+    def n_columns(self):
+        """Output width, from the (validated) cell map or the hashing parameters."""
+        if self.cells is not None:
+            return self.cells.n_columns
+        return self.shifts.shape[0] * self.hash_size
 
 
-_SIGN = np.uint64(1 << 63)
+def _frozen(a):
+    a = np.array(a, dtype=np.float64, order="C", copy=True)
+    a.setflags(write=False)
+    return a
 
 
-def _to_ordered(x):
-    """Monotone bijection float64 -> uint64 (-0.0 and +0.0 both map to 2**63)."""
-    b = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
-    neg = (b & _SIGN) != 0
-    return np.where(neg, _SIGN - (b & ~_SIGN), b + _SIGN)
+def _index_dtype(n_columns):
+    return np.int32 if n_columns < 2 ** 31 else np.int64
 
 
-def _from_ordered(o):
-    neg = o < _SIGN
-    bits = np.where(neg, (_SIGN - o) | _SIGN, o - _SIGN)
-    return bits.view(np.float64)
-
-
-def _first_float_reaching(u, r, target):
-    """Smallest finite float64 x with floor((x - u) * r) >= target, elementwise (+inf if none).
-
-    The kernel's cell map x -> floor(fl(fl(x - u) * r)) is monotone non-decreasing over the
-    floats, so bisection over the ordered float64 bit patterns finds the exact boundary; NumPy's
-    float64 subtraction and multiplication are the same IEEE operations as the C kernel's.  The
-    search starts from the bracket of +-64 ulps around u + target / r (a few bisection steps);
-    elements whose boundary is not in it are bisected over all finite floats.
-    """
-    big = np.finfo(np.float64).max
-
-    def reaches(o):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.floor((_from_ordered(o) - u) * r) >= target
-
-    full_lo = np.full(u.shape, _to_ordered(-big))
-    full_hi = np.full(u.shape, _to_ordered(big))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        guess = np.clip(np.nan_to_num(u + target / r, nan=0.0, posinf=big, neginf=-big),
-                        -big, big)
-    g = _to_ordered(guess)
-    k = np.uint64(64)
-    lo_o = np.maximum(np.where(g > full_lo[0] + k, g - k, full_lo), full_lo)
-    hi_o = np.minimum(np.where(g < full_hi[0] - k, g + k, full_hi), full_hi)
-    # invariant wanted: reaches(hi_o) and (lo_o is the first float, or not reaches(lo_o - 1))
-    local = reaches(hi_o) & ~reaches(lo_o)
-    lo_o = np.where(local, lo_o + np.uint64(1), full_lo)
-    hi_o = np.where(local, hi_o, full_hi)
-    none = ~reaches(full_hi)
-    first = ~local & reaches(full_lo)
-    hi_o = np.where(first, full_lo, hi_o)
-    for _ in range(70):
-        active = lo_o < hi_o
-        if not active.any():
-            break
-        mid = lo_o + (hi_o - lo_o) // np.uint64(2)
-        ok = reaches(mid)
-        hi_o = np.where(active & ok, mid, hi_o)
-        lo_o = np.where(active & ~ok, mid + np.uint64(1), lo_o)
-    out = _from_ordered(hi_o)
-    out[none] = np.inf
-    return out
+def _csr_full(cols, dtype, n_columns):
+    """CSR with exactly one entry per (row, grid); ``cols`` (n, P) ascending per row."""
+    n, P = cols.shape
+    data = np.full(n * P, 1.0 / math.sqrt(P), dtype=dtype)
+    indptr = np.arange(0, n * P + 1, P, dtype=_index_dtype(n_columns) if n * P < 2 ** 31
+                       else np.int64)
+    Z = sp.csr_matrix((data, cols.reshape(-1), indptr), shape=(n, n_columns))
+    Z.has_sorted_indices = True
+    return Z
 
 
 class RandomBinningFeatures(RandomFeaturesBase):
@@ -325,11 +231,11 @@ default="laplacian"
     are rejected.
 
     **Exact mode and unseen cells.**  ``fit`` assigns a column to every cell occupied by the
-    training data, per grid (the paper's "eliminate unoccupied bins"); a cell is identified by its
-    *full* integer vector: each coordinate is packed losslessly into 64-bit words using its
-    training range (raw float64 bits when the range is huge), and the lookup table compares the
-    full packed keys, so distinct cells never share a column (the 64-bit hash only chooses where
-    to probe; there are no hash collisions to handle).  ``transform`` gives a new point no entry
+    training data, per grid (the paper's "eliminate unoccupied bins"), in order of first
+    occurrence.  A cell's full integer vector is packed losslessly into 64-bit words using its
+    training range (raw float64 bits when the range is huge), and the fitted map stores, per
+    occupied cell, only a 96-bit *fingerprint* of those words and its column: 16 bytes per cell
+    (plus per-grid parameters), whatever the dimension.  ``transform`` gives a new point no entry
     for a grid where its cell was not seen in ``fit``.  Hence for a new point :math:`x`,
     :math:`z(x)^\top z(y)` is unbiased when :math:`y` is a training point (the shared cell is
     then occupied), but :math:`\|z(x)\|^2 = n_{\mathrm{seen}}(x)/P \le 1`, and for two new points
@@ -337,7 +243,19 @@ default="laplacian"
     estimate, biased down by the probability that the shared cell was unoccupied in training
     (large for points far from the training data, negligible inside it).
 
-    **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
+    **Fingerprint collisions.**  The fingerprint is two independent keyed vector multiply-shift
+    hashes of the packed words (Dietzfelbinger 1996; Thorup 2015), 64 and 32 bits, with 128-bit
+    keys drawn from ``random_state`` at every fit.  They are strongly universal, so two distinct
+    cells of a grid share a fingerprint with probability exactly :math:`2^{-96}` over the key,
+    for every data set (no assumption on the data).  With :math:`N` occupied cells in a grid the
+    probability that any two of them merge into one column is at most
+    :math:`N^2/2^{97}`: :math:`6.3\cdot 10^{-14}` for :math:`N = 10^8` (below :math:`10^{-12}`
+    for every :math:`N \le 3.9\cdot 10^8`), and an unseen cell is mistaken for a seen one with
+    probability at most :math:`N/2^{96}` per lookup.  A merge would only add a spurious
+    collision term to that grid (the map stays a valid sparse matrix).  The column numbering
+    and the output are those of a map comparing full keys, except with that probability.
+
+        **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
     salted 64-bit hash into the K columns of grid p.  Every row has exactly P entries, so
     :math:`\|z(x)\|^2 = 1`, and for :math:`x \neq y`, modelling the salted hash as random,
 
@@ -349,16 +267,29 @@ default="laplacian"
     columns avoids the extra cross-grid collision term :math:`(P-1)/K` a single shared block of
     K columns would add.  An unbiased estimate is :math:`(K\,z^\top z - 1)/(K - 1)`.
 
-    **Threads and cost.**  ``fit`` computes every training row's packed cell key in every grid
-    (rows in parallel; (P, n_samples, n_words) uint64 scratch, i.e. 8 bytes per row and grid for
-    one-word keys), then builds each grid's cell table (grids in parallel, each grid sequentially,
-    columns in order of first occurrence); ``transform`` looks rows up in parallel.  All of it runs
-    in compiled code without the GIL, and the output is bit-identical for every ``n_threads``.
-    Dimensions in which all training points of a grid share one cell cost nothing in ``fit``, and
-    nothing in ``transform`` for rows inside the training data's bounding box (checked once per
-    row): with a bandwidth ``sigma`` of the order of the data's L1 diameter, most of them are such
-    dimensions.  ``fit_transform`` reuses the training cells (one pass).  ``transform`` never
-    modifies the estimator.
+    **Threads and cost.**  ``fit`` computes every training row's cell fingerprint in every grid
+    (rows in parallel; 12 bytes of scratch per row and grid), then builds each grid's cell table
+    (grids in parallel, each grid sequentially, columns in order of first occurrence);
+    ``transform`` looks rows up in parallel (interpolation search in each grid's cells sorted by
+    fingerprint, started from a per-grid directory of at most 4,096 buckets, the P grids of a
+    row searched together).  All of it runs in compiled code
+    without the GIL, notices Ctrl-C within milliseconds, and the output is bit-identical for
+    every ``n_threads``.  Dimensions in which all training points of a grid share one cell cost
+    nothing in ``fit``, and nothing in ``transform`` for rows inside the training data's bounding
+    box (checked once per row).  ``fit_transform`` reuses the training cells (one pass).
+
+    **Width.**  The exact mode has up to ``n_grids * n_samples`` columns (a small ``sigma``
+    puts every row in a cell of its own), the hashing mode ``n_grids * hash_size``.  A fit that
+    creates more than ``randfeat.binning.WIDTH_WARNING_COLUMNS`` = :math:`10^7` columns emits a
+    :class:`WideBinningWarning` (a model with one float64 weight per column then needs more than
+    76 MiB); more than :math:`2^{63} - 1` columns is a ValueError.
+
+    **Fitted state.**  ``fit`` builds the new state aside and publishes it in one step: a fit
+    that fails or is interrupted leaves the previous one whole, and a ``transform`` running in
+    another thread uses either the old or the new fit, never a mix.  ``transform`` never modifies
+    the estimator and reads only that private, validated state.  Changing a parameter with
+    ``set_params`` after ``fit`` (any but ``n_threads``) makes ``transform`` raise
+    :class:`~sklearn.exceptions.NotFittedError` until the next ``fit``.
 
     References
     ----------
@@ -390,6 +321,9 @@ default="laplacian"
         "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
+
+    # fingerprint bits kept by the cell map: a test seam for the collision model (never change)
+    _fingerprint_bits = 96
 
     def __init__(self, n_grids=30, *, kernel="laplacian", sigma=None, kernel_params=None,
                  hash_size=None, random_state=None, n_threads=None):
@@ -423,58 +357,72 @@ default="laplacian"
             raise ValueError(f"sigma={self.sigma!r} is too small: a sampled pitch underflowed to "
                              "a subnormal number whose reciprocal overflows; rescale X or use a "
                              "larger sigma")
-        return kern, widths, shifts, inv, salt
+        return kern, widths, shifts, inv, salt, rng
 
-    def _fit(self, X, store_assign):
+    def _build(self, X, store_assign):
+        """The fitted state of ``X``, built aside (nothing of ``self`` is modified).
+
+        Returns ``(state, attrs, assign)``: ``state`` the :class:`_Fitted` snapshot that
+        ``transform`` reads, ``attrs`` the public fitted attributes, ``assign`` the (P, n) local
+        columns of the training rows (exact mode with ``store_assign``) or None.
+        """
         n, d = X.shape
         if n >= 2 ** 31 - 1:
             raise ValueError(f"RandomBinningFeatures.fit supports fewer than 2**31 - 1 samples, "
                              f"got {n}; fit on a subsample or use hash_size")
-        kern, widths, shifts, inv, salt = self._sample_grids(d)
-        self.kernel_ = kern
-        self.widths_ = widths
-        self.shifts_ = shifts
-        self.hash_salt_ = salt
-        self._inv_widths = inv
+        kern, widths, shifts, inv, salt, rng = self._sample_grids(d)
         P = widths.shape[0]
         n_thr = self._n_threads()
         if self.hash_size is not None:
             K = int(self.hash_size)
-            self.n_cells_ = np.full(P, K, dtype=np.int64)
-            self.column_offsets_ = np.arange(P + 1, dtype=np.int64) * K
-            self.n_columns_ = int(P * K)
-            return None
-        # Training range of every cell coordinate (floor is monotone in x, so the min/max rows
-        # give it exactly, with the same float operations as the kernel).
-        ext = np.ascontiguousarray(np.stack([X.min(axis=0), X.max(axis=0)]))
-        bounds = np.empty((2, P, d), dtype=np.float64)
-        _binning.cell_indices(ext, shifts, inv, bounds, 1)
-        lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
-        layout, n_words = _key_layout(shifts, inv, lo, hi, ext[0], ext[1])
-        row_keys = np.empty((P, n, n_words), dtype=np.uint64)
-        _binning.row_keys(X, layout, row_keys, n_thr)
-        assign = np.empty((n, P) if store_assign else (1, P), dtype=np.int32)
-        keys, n_cells = _binning.fit_cells(row_keys, assign, bool(store_assign), n_thr)
-        del row_keys
-        col_offsets = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(n_cells, out=col_offsets[1:])
-        caps = np.maximum(2, 2 ** np.ceil(np.log2(np.maximum(2 * n_cells, 2))).astype(np.int64))
-        table_offsets = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(caps, out=table_offsets[1:])
-        table = np.full(int(table_offsets[-1]), -1, dtype=np.int64)
-        _binning.build_tables(keys, col_offsets, table_offsets, table, n_thr)
-        self._layout = layout
-        self._cell_keys = keys
-        self._table_offsets = table_offsets
-        self._table = table
-        self.n_cells_ = n_cells
-        self.column_offsets_ = col_offsets
-        self.n_columns_ = int(col_offsets[-1])
-        return assign if store_assign else None
+            if P * K > _MAX_COLUMNS:
+                raise ValueError(
+                    f"n_grids * hash_size = {P} * {K} = {P * K} columns overflow the 64-bit "
+                    f"column index (at most {_MAX_COLUMNS}); use a smaller hash_size or fewer "
+                    "grids")
+            _warn_width(P * K, "hash_size")
+            n_cells = np.full(P, K, dtype=np.int64)
+            col_offsets = np.arange(P + 1, dtype=np.int64) * K
+            cells = None
+            assign = None
+        else:
+            cells, assign = _fit_cells(X, shifts, inv, rng, store_assign, n_thr,
+                                       self._fingerprint_bits)
+            col_offsets = cells.column_offsets()
+            n_cells = np.diff(col_offsets)
+            _warn_width(int(col_offsets[-1]), "sigma")
+        n_columns = int(col_offsets[-1])
+        state = _Fitted(n_features=d, shifts=_frozen(shifts), inv_widths=_frozen(inv),
+                        salt=salt, hash_size=None if cells is not None else int(self.hash_size),
+                        cells=cells)
+        for a in (widths, shifts, n_cells, col_offsets):  # public copies, read-only as in
+            a.flags.writeable = False                     # every randfeat transformer
+        attrs = {"kernel_": kern, "widths_": widths, "shifts_": shifts, "hash_salt_": salt,
+                 "n_cells_": n_cells, "column_offsets_": col_offsets, "n_columns_": n_columns,
+                 "_fitted": state}
+        return state, attrs, assign
+
+    def _fit_binning(self, X, store_assign):
+        """Validate ``X``, build the new state aside and publish it in one step
+        (:meth:`RandomFeaturesBase._fit_atomic`): a fit that raises (KeyboardInterrupt,
+        MemoryError, a bad parameter) leaves the previous one whole, and a concurrent
+        ``transform`` reads either the old or the new ``_fitted`` snapshot, never a mix.
+        Returns ``(X, state, assign)``."""
+        out = {}
+
+        def build(X):
+            out["state"], attrs, out["assign"] = self._build(X, store_assign)
+            return attrs
+
+        X = self._fit_atomic(build, X)
+        return X, out["state"], out["assign"]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the grids and (exact mode) index the cells occupied by ``X``.
+
+        The new fitted state is built aside and published in one step: if ``fit`` fails or is
+        interrupted (Ctrl-C), the previous fit is left whole.
 
         Parameters
         ----------
@@ -487,44 +435,35 @@ default="laplacian"
         self : RandomBinningFeatures
         """
         if _dask.is_dask_array(X):
-            return _dask.fit(self, X)
-        X = self._validate_X(X, reset=True)
-        self._fit(X, store_assign=False)
+            rs = self.random_state
+            _dask.fit(self, X)
+            if rs is None and self.random_state is None:
+                # randfeat.dask drew the grids from a frozen fresh seed and restored None: the
+                # fit belongs to random_state=None (else transform would see it as changed)
+                self.__dict__["_fitted_params"]["random_state"] = None
+            return self
+        self._fit_binning(X, store_assign=False)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
         if _dask.is_dask_array(X):
-            return _dask.fit(self, X).transform(X)
-        X = self._validate_X(X, reset=True)
-        assign = self._fit(X, store_assign=True)
+            return self.fit(X).transform(X)
+        X, state, assign = self._fit_binning(X, store_assign=True)
         if assign is None:
-            return self._transform_hashed(X)
-        cols = assign.astype(self._index_dtype(), copy=False)
-        cols += self.column_offsets_[:-1].astype(cols.dtype)[None, :]  # local -> global
-        return self._csr_full(cols, X.dtype)
+            return self._transform_hashed(X, state)
+        cols = assign.T.astype(_index_dtype(state.n_columns))
+        cols += state.cells.column_offsets()[:-1].astype(cols.dtype)[None, :]  # local -> global
+        return _csr_full(cols, X.dtype, state.n_columns)
 
     # -- transform -------------------------------------------------------------------------------
-    def _index_dtype(self):
-        return np.int32 if self.n_columns_ < 2 ** 31 else np.int64
-
-    def _csr_full(self, cols, dtype):
-        """CSR with exactly one entry per (row, grid); ``cols`` (n, P) ascending per row."""
-        n, P = cols.shape
-        data = np.full(n * P, 1.0 / math.sqrt(P), dtype=dtype)
-        indptr = np.arange(0, n * P + 1, P, dtype=self._index_dtype() if n * P < 2 ** 31
-                           else np.int64)
-        Z = sp.csr_matrix((data, cols.reshape(-1), indptr), shape=(n, self.n_columns_))
-        Z.has_sorted_indices = True
-        return Z
-
-    def _transform_hashed(self, X):
-        n, P = X.shape[0], self.widths_.shape[0]
-        cols = np.empty((n, P), dtype=self._index_dtype())
-        _binning.hashed_columns(X, self.shifts_, self._inv_widths, np.uint64(self.hash_salt_),
-                                np.uint64(self.hash_size), cols, self._n_threads())
-        return self._csr_full(cols, X.dtype)
+    def _transform_hashed(self, X, state):
+        n, P = X.shape[0], state.shifts.shape[0]
+        cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
+        _binning.hashed_columns(X, state.shifts, state.inv_widths, np.uint64(state.salt),
+                                np.uint64(state.hash_size), cols, self._n_threads())
+        return _csr_full(cols, X.dtype, state.n_columns)
 
     def transform(self, X):
         """Sparse random binning features of ``X``.
@@ -541,22 +480,21 @@ default="laplacian"
         """
         if _dask.is_dask_array(X):
             return _dask.transform(self, X)
-        check_is_fitted(self)
+        state = self._fitted_state()["_fitted"]
         X = self._validate_X(X, reset=False)
-        if self.hash_size is not None:
-            return self._transform_hashed(X)
-        n, P = X.shape[0], self.widths_.shape[0]
-        cols = np.empty((n, P), dtype=self._index_dtype())
-        n_unseen = _binning.lookup_columns(X, self._layout, self._cell_keys, self._table_offsets,
-                                           self._table, cols, self._n_threads())
+        if state.cells is None:
+            return self._transform_hashed(X, state)
+        n, P = X.shape[0], state.shifts.shape[0]
+        cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
+        n_unseen = _binning.lookup_columns(X, state.cells, cols, self._n_threads())
         if n_unseen == 0:
-            return self._csr_full(cols, X.dtype)
+            return _csr_full(cols, X.dtype, state.n_columns)
         seen = cols >= 0
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(seen.sum(axis=1), out=indptr[1:])
         indices = cols[seen]
         data = np.full(indices.shape[0], 1.0 / math.sqrt(P), dtype=X.dtype)
-        Z = sp.csr_matrix((data, indices, indptr), shape=(n, self.n_columns_))
+        Z = sp.csr_matrix((data, indices, indptr), shape=(n, state.n_columns))
         Z.has_sorted_indices = True
         return Z
 

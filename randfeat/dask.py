@@ -36,19 +36,23 @@ occupied in the block, plus the rows holding each feature's minimum and maximum.
 then fitted in memory on all representative rows, in their global row order.  That set contains
 the first occurrence in ``X`` of every occupied cell (in order) and the training range of every
 coordinate, which are all the exact fit reads, so the fitted map equals the in-memory
-``fit(X.compute())`` (same columns, same order).  The client holds the representatives: at most
+``fit(X.compute())`` (same columns, same order).  The grids are drawn once per block and once
+more for the final fit, identically: with ``random_state=None`` the fit therefore draws a fresh
+``numpy.random.SeedSequence`` and sets ``random_state`` to it (the one parameter a dask fit
+changes; refitting with it reproduces the map).  The client holds the representatives: at most
 ``n_columns_ + 2 d`` rows per block in the worst case (every row its own cell), usually far fewer.
 
 Ridge
 -----
 ``RandomFeatureRidge.fit(X, y)`` / ``RandomFeatureRidgeClassifier.fit(X, y)`` with a dask ``X``
-compute on the workers, per block, the sufficient statistics
-:math:`[Z^\top Z \text{ (float64)}, Z^\top Y, \sum z, \sum y, n]` of the rows, and reduce them by a
-fixed tree of pairwise sums (:func:`tree_reduce`, ``split_every`` 8), so the :math:`N \times D`
-feature matrix is never formed.  With several ``alphas`` the validation split is the in-memory
-one (same permutation of the rows from ``random_state``), the training rows are reduced first,
-the alpha path is solved, and a second pass featurises the validation rows once (their statistics
-and the validation score of every alpha).  The solve is the in-memory one.
+compute on the workers, per block, the sufficient statistics of its rows, a
+:class:`randfeat.linear.RidgeStatistics` (:math:`Z^\top Z` in float64, :math:`Z^\top Y`,
+:math:`\sum z`, :math:`\sum y`, counts), and reduce them by a fixed tree of merges of at most 8
+parts each (:func:`tree_reduce`), so the :math:`N \times D` feature matrix is never formed.
+With several ``alphas`` the validation split is the in-memory one (same permutation of the rows
+from ``random_state``), the training rows are reduced first, the alpha path is solved, and a
+second pass featurises the validation rows once (their statistics and the validation score of
+every alpha).  The solve is the in-memory one.
 
 *Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
 rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
@@ -84,7 +88,7 @@ import math
 import numpy as np
 
 __all__ = ["TILE_ROWS", "is_dask_array", "transform", "fit", "fit_ridge", "decision_function",
-           "predict", "tiled_transform", "tree_reduce", "RidgeStats"]
+           "predict", "tiled_transform", "tree_reduce"]
 
 TILE_ROWS = 2048
 SPLIT_EVERY = 8
@@ -344,65 +348,21 @@ def _fit_binning_exact(est, X, who):
     rows = np.concatenate([p[1] for p in parts])
     order = np.argsort(idx, kind="stable")  # blocks come in order; keep it explicit
     rows = rows[order]
-    if rs is None:  # the grids were drawn from `frozen`: fit with it, then restore None
+    if rs is None:  # the blocks' grids were drawn from `frozen`: the final fit draws them again
         est.random_state = frozen
-        try:
-            est.fit(rows)
-        finally:
-            est.random_state = None
-        return est
     return est.fit(rows)
 
 
 # ----------------------------------------------------------------------------- statistics
-class RidgeStats:
-    r"""Mergeable sufficient statistics of ridge regression on features (float64).
-
-    ``[G, C, s, sy, n]`` = :math:`[Z^\top Z, Z^\top Y, \sum_i z_i, \sum_i y_i, n]`, the list the
-    learners of :mod:`randfeat.linear` solve from.  ``merge`` adds two of them (associative and
-    commutative up to the rounding of the sums; exact for ``n``).
-    """
-
-    __slots__ = ("stats", "scores")
-
-    def __init__(self, stats=None, scores=None):
-        self.stats = stats
-        self.scores = scores
-
-    def partial_add(self, stats, scores=None):
-        if self.stats is None:
-            self.stats = [np.array(s, copy=True) if isinstance(s, np.ndarray) else s
-                          for s in stats]
-            self.scores = None if scores is None else np.array(scores, copy=True)
-            return self
-        for k in range(len(stats)):
-            self.stats[k] = self.stats[k] + stats[k]
-        if scores is not None:
-            self.scores = scores if self.scores is None else self.scores + scores
-        return self
-
-    def merge(self, other):
-        """A new RidgeStats, ``self + other`` (neither is modified)."""
-        if self.stats is None:
-            return RidgeStats(other.stats, other.scores)
-        if other.stats is None:
-            return RidgeStats(self.stats, self.scores)
-        stats = [a + b for a, b in zip(self.stats, other.stats, strict=True)]
-        scores = (None if self.scores is None and other.scores is None else
-                  (other.scores if self.scores is None else
-                   self.scores if other.scores is None else self.scores + other.scores))
-        return RidgeStats(stats, scores)
-
-    @property
-    def n_samples(self):
-        return 0 if self.stats is None else int(self.stats[4])
-
-
 def _merge_all(*parts):
-    out = RidgeStats()
-    for p in parts:
-        out = out.merge(p)
-    return out
+    """Sum of ``(RidgeStatistics, scores or None)`` parts, in the given order (a new object: no
+    part is modified)."""
+    stats, scores = parts[0][0].copy(), parts[0][1]
+    for st, sc in parts[1:]:
+        stats += st
+        if sc is not None:
+            scores = sc if scores is None else scores + sc
+    return stats, scores
 
 
 def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
@@ -419,7 +379,8 @@ def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
 
 
 def _block_stats(model, Xp, Yp, mask, own, path, info):
-    """RidgeStats of the rows of one block, featurised in the in-memory fit's chunks.
+    """``(RidgeStatistics, scores)`` of the rows of one block, featurised in the in-memory fit's
+    chunks.
 
     ``Xp`` / ``Yp`` hold the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
     selects the rows of the fitted subset (training or validation rows), which are the subset's
@@ -444,7 +405,7 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
             raise ValueError(f"y contains NaN or infinity (first in row "
                              f"{rows[lo + np.flatnonzero(bad_y)[0]]} of y)")
         Xp = _finite_rows(Xp, lo, hi, 0, rows)
-        out = RidgeStats()
+        parts = []
         cs = int(model.chunk_size)
         with blas_limit(1):
             for t0 in range(0, Xp.shape[0], cs):
@@ -452,28 +413,28 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
                 k0, k1 = max(lo, t0), min(hi, t1)
                 if k0 >= k1:
                     continue
-                r = _chunk_stats(model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0],
-                                 Yp[k0:k1], path)
-                if path is not None:
-                    out.partial_add(r[:5], r[5])
-                else:
-                    out.partial_add(r)
+                parts.append(_chunk_stats(
+                    model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yp[k0:k1], path))
+        out = _merge_all(*parts)  # in chunk order, as the in-memory fit
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
     return out
 
 
 def _chunk_stats(model, Z, Yc, path):
-    """``model._chunk_stats`` for features ``Z`` already computed: [ZᵀZ, ZᵀY, Σz, ΣY, rows]
-    (+ the summed validation score of every alpha of ``path``)."""
-    G, Z = model._chunk_gram(Z)
-    out = [G, np.asarray(Z.T @ Yc), np.asarray(Z.sum(axis=0)).ravel(), Yc.sum(axis=0), len(Yc)]
+    """``model._chunk_stats`` for features ``Z`` already computed: ``(RidgeStatistics, the
+    summed validation score of every alpha of path, or None)``."""
+    from randfeat.linear import RidgeStatistics
+
+    st = RidgeStatistics(model.gram_dtype)
+    Z = st._update(Z, Yc)
+    scores = None
     if path is not None:
         Wf, b = path
         L, K = b.shape
         P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-        out.append(np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc))
-    return out
+        scores = np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+    return st, scores
 
 
 def _as_dask_y(y, X, who):
@@ -493,8 +454,9 @@ def _as_dask_y(y, X, who):
 
 
 def _reduce(model, feats, X, Y, mask, path, who):
-    """Tree-reduced RidgeStats of the rows ``mask`` (None: all) of ``X``, ``Y``, computed on the
-    workers; each block featurises the chunks of the in-memory fit that hold its rows."""
+    """Tree-reduced ``(RidgeStatistics, scores)`` of the rows ``mask`` (None: all) of ``X``,
+    ``Y``, computed on the workers; each block featurises the chunks of the in-memory fit that
+    hold its rows."""
     dask, _ = _import_dask()
     from randfeat._parallel import blas_limit
 
@@ -609,21 +571,22 @@ def fit_ridge(model, X, y):
     else:
         tr_mask, val_mask, n_val = None, None, 0
     train = _reduce(model, feats, X, Y, tr_mask, None, who)
-    stats = train.stats
+    stats = train[0]
     validation_scores = None
+    solver = copy.copy(model)  # _solve_one records solver_: on a copy, published below
     if val_mask is not None:
-        W, b = model._solve_path(stats, alphas)
+        W, b = solver._solve_path(stats, alphas)
         L = len(alphas)
         Wf = W.transpose(1, 0, 2).reshape(D, L * K)
         val = _reduce(model, feats, X, Y, val_mask, (Wf, b), who)
-        validation_scores = val.scores / n_val
+        validation_scores = val[1] / n_val
         best = model._best(validation_scores)
-        stats = [s + v for s, v in zip(stats, val.stats, strict=True)]
+        stats += val[0]
     else:
         best = 0
     alpha = float(alphas[best])
-    W, b = model._solve_one(stats, alpha)
-    solver_used = model.solver_
+    W, b = solver._solve_one(stats, alpha)
+    solver_used = solver.solver_
     # publish every fitted attribute at once
     new = {"features_": None if feats is None else fitted, "n_features_out_": D,
            "alpha_": alpha, "alphas_": alphas, "validation_scores_": validation_scores,

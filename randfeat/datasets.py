@@ -94,9 +94,37 @@ def _open_text(path: Path):
     return open(path, encoding="latin-1")
 
 
-def _loadtxt(path, **kw):
-    with _open_text(path) as f:
-        return np.loadtxt(f, **kw)
+def _loadtxt(path, *, dataset, **kw):
+    """``np.loadtxt`` of a data file, always 2-D; a malformed file (ragged rows, text in a numeric
+    column) raises a ValueError naming the dataset and the file."""
+    try:
+        with _open_text(path) as f:
+            return np.loadtxt(f, ndmin=2, **kw)
+    except ValueError as exc:
+        raise ValueError(f"{dataset}: cannot read {str(path)!r} as a numeric table ({exc}); the "
+                         f"file is malformed or not the expected one") from exc
+
+
+def _check_columns(A, path, *, dataset, expected, what="columns"):
+    """The table read from ``path`` must have ``expected`` columns (an int, or a set of ints)."""
+    ok = A.shape[1] in expected if isinstance(expected, (set, frozenset)) else (
+        A.shape[1] == expected)
+    if not ok:
+        want = " or ".join(map(str, sorted(expected))) if isinstance(expected, (set, frozenset)) \
+            else str(expected)
+        raise ValueError(f"{dataset}: expected {want} {what} in {str(path)!r}, got "
+                         f"{A.shape[1]} (table of shape {A.shape}); the file is not the expected "
+                         f"version or is damaged")
+    if A.shape[0] == 0:
+        raise ValueError(f"{dataset}: {str(path)!r} holds no data rows")
+    return A
+
+
+def _check_rows(n_a, path_a, n_b, path_b, *, dataset):
+    if n_a != n_b:
+        raise ValueError(f"{dataset}: {str(path_a)!r} has {n_a} rows but {str(path_b)!r} has "
+                         f"{n_b}; they must describe the same rows (one file is truncated or "
+                         f"from another version)")
 
 
 def _bunch(name, X, y, *, feature_names, target_name, task, descr, provenance, is_test=None,
@@ -132,9 +160,12 @@ def load_cpu_act(data_home=None):
                 rows.append(s)
             elif s.lower().startswith("@data"):
                 data = True
-    A = np.loadtxt(io.StringIO("\n".join(rows)), delimiter=",")
-    if A.ndim != 2 or A.shape[1] != 22:
-        raise ValueError(f"cpu_act: expected 22 columns in {path}, got shape {A.shape}")
+    try:
+        A = np.loadtxt(io.StringIO("\n".join(rows)), delimiter=",", ndmin=2)
+    except ValueError as exc:
+        raise ValueError(f"cpu_act: cannot read the @data section of {str(path)!r} as a numeric "
+                         f"table ({exc})") from exc
+    _check_columns(A, path, dataset="cpu_act", expected=22)
     return _bunch(
         "cpu_act", A[:, :21], A[:, 21], feature_names=CPU_FEATURES, target_name="usr",
         task="regression",
@@ -154,7 +185,8 @@ def load_census(data_home=None):
                  dataset="census (house_16H stand-in)",
                  source="OpenML dataset 'house_16H' (DELVE census-house, prototask "
                         "house-price-16H); copy used here: github akmand/datasets house_16h.csv")
-    A = _loadtxt(path, delimiter=",", skiprows=1)
+    A = _check_columns(_loadtxt(path, dataset="census", delimiter=",", skiprows=1), path,
+                       dataset="census", expected=17)
     names = ["P1", "P5p1", "P6p2", "P11p4", "P14p9", "P15p1", "P15p3", "P16p2", "P18p2", "P27p4",
              "H2p2", "H8p2", "H10p1", "H13p1", "H18pA", "H40p4"]
     return _bunch(
@@ -180,7 +212,8 @@ def load_wine(data_home=None, *, variant="white"):
     for v in (["white", "red"] if variant == "both" else [variant]):
         p = _find(data_home, [f"winequality-{v}.csv.gz", f"winequality-{v}.csv"],
                   dataset=f"wine ({v})", source=src)
-        parts.append((v, p, _loadtxt(p, delimiter=";", skiprows=1)))
+        A = _loadtxt(p, dataset=f"wine ({v})", delimiter=";", skiprows=1)
+        parts.append((v, p, _check_columns(A, p, dataset=f"wine ({v})", expected=12)))
     names = ["fixed acidity", "volatile acidity", "citric acid", "residual sugar", "chlorides",
              "free sulfur dioxide", "total sulfur dioxide", "density", "pH", "sulphates",
              "alcohol"]
@@ -214,7 +247,12 @@ def load_parkinsons(data_home=None, *, target="total_UPDRS"):
                         "github behnazrzf/Parkinson-s_Telemonitoring data/parkinsons_updrs.data")
     with _open_text(path) as f:
         header = f.readline().strip().split(",")
-        A = np.loadtxt(f, delimiter=",")
+    A = _check_columns(_loadtxt(path, dataset="parkinsons", delimiter=",", skiprows=1), path,
+                       dataset="parkinsons", expected=len(header),
+                       what=f"columns (as many as the header names, {len(header)})")
+    if target not in header:
+        raise ValueError(f"parkinsons: the header of {str(path)!r} has no column {target!r} "
+                         f"(columns: {header})")
     j = header.index(target)
     keep = [i for i in range(A.shape[1]) if i != j]
     return _bunch(
@@ -240,7 +278,13 @@ def load_insurance(data_home=None):
                 source=src)
     pty = _find(data_home, ["tictgts2000.txt.gz", "tictgts2000.txt"], dataset="insurance",
                 source=src)
-    T, E, t = _loadtxt(ptr), _loadtxt(pev), _loadtxt(pty)
+    T = _check_columns(_loadtxt(ptr, dataset="insurance"), ptr, dataset="insurance",
+                       expected=86, what="columns (85 features and CARAVAN)")
+    E = _check_columns(_loadtxt(pev, dataset="insurance"), pev, dataset="insurance", expected=85,
+                       what="columns (85 features)")
+    t = _check_columns(_loadtxt(pty, dataset="insurance"), pty, dataset="insurance", expected=1,
+                       what="column (the test targets)")
+    _check_rows(len(E), pev, len(t), pty, dataset="insurance")
     X = np.vstack([T[:, :85], E])
     y = np.concatenate([T[:, 85], np.ravel(t)])
     is_test = np.r_[np.zeros(len(T), bool), np.ones(len(E), bool)]
@@ -266,7 +310,9 @@ def load_kegg(data_home=None, *, variant="undirected"):
                  dataset=f"kegg ({variant})",
                  source=f"github treforevans/uci_datasets uci_datasets/kegg{variant}/data.csv.gz "
                         f"(raw data: UCI KEGG Metabolic Reaction Network ({variant.title()}))")
-    A = _loadtxt(path, delimiter=",")
+    A = _check_columns(_loadtxt(path, dataset=f"kegg ({variant})", delimiter=","), path,
+                       dataset=f"kegg ({variant})",
+                       expected={"undirected": 28, "directed": 21}[variant])
     d = A.shape[1] - 1
     return _bunch(
         f"kegg-{variant}", A[:, :-1], A[:, -1], feature_names=[f"x{i}" for i in range(d)],
@@ -288,7 +334,9 @@ def load_ct_slices(data_home=None):
                         "(slice_localization_data.zip)")
     with _open_text(path) as f:
         header = f.readline().strip().split(",")
-        A = np.loadtxt(f, delimiter=",")
+    A = _check_columns(_loadtxt(path, dataset="ct_slices", delimiter=",", skiprows=1), path,
+                       dataset="ct_slices", expected=len(header),
+                       what=f"columns (as many as the header names, {len(header)})")
     return _bunch(
         "ct_slices", A[:, 1:-1], A[:, -1], feature_names=header[1:-1], target_name=header[-1],
         task="regression", patient_id=A[:, 0].astype(int),
@@ -308,7 +356,8 @@ def load_year_prediction_msd(data_home=None):
                              "YearPredictionMSD.txt.zip", "YearPredictionMSD.zip"],
                  dataset="year_prediction_msd",
                  source="UCI https://archive.ics.uci.edu/dataset/203 (YearPredictionMSD.txt.zip)")
-    A = _loadtxt(path, delimiter=",")
+    A = _check_columns(_loadtxt(path, dataset="year_prediction_msd", delimiter=","), path,
+                       dataset="year_prediction_msd", expected=91)
     n = A.shape[0]
     n_train = min(463715, n)
     is_test = np.arange(n) >= n_train
@@ -410,7 +459,8 @@ def load_covtype(data_home=None, *, binary=False):
                  dataset="covtype",
                  source="UCI https://archive.ics.uci.edu/dataset/31 (covtype.data.gz), or "
                         "sklearn.datasets.fetch_covtype() run by you beforehand")
-    A = _loadtxt(path, delimiter=",")
+    A = _check_columns(_loadtxt(path, dataset="covtype", delimiter=","), path, dataset="covtype",
+                       expected=55)
     X, lab = A[:, :54], A[:, 54].astype(int)
     y = np.where(lab == 2, 1, -1) if binary else lab
     return _bunch(

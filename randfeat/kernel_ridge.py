@@ -51,7 +51,11 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from randfeat._validation import RANDOM_STATE_CONSTRAINT, check_random_state
+from randfeat._validation import (
+    LENGTH_SCALE_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    check_random_state,
+)
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 
 __all__ = ["ExactKernelRidge"]
@@ -72,9 +76,10 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         A name accepted by :func:`randfeat.kernels.get_kernel` (``"gaussian"``, ``"laplacian"``,
         ``"cauchy"``, ``"matern"``, ``"ballsum"``) or a kernel instance (which carries its own
         ``sigma``).
-    sigma : float, default=1.0
-        Length scale for a kernel given by name (Gaussian: :math:`\exp(-\lVert\Delta\rVert^2 /
-        (2\sigma^2))`).  Ignored for a kernel instance.
+    sigma : float or None, default=None
+        Length scale for a kernel given by name (None: 1.0; Gaussian:
+        :math:`\exp(-\lVert\Delta\rVert^2 / (2\sigma^2))`).  Must stay None with a kernel
+        instance, which carries its own (ValueError otherwise), as in every randfeat estimator.
     kernel_params : dict or None, default=None
         Extra kernel parameters for a kernel given by name (``{"nu": 2.5}`` for Matérn).
     alphas : float or array-like of float, default=10**arange(-8, 1)
@@ -125,7 +130,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [str, ShiftInvariantKernel],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma": LENGTH_SCALE_CONSTRAINT,
         "kernel_params": [dict, None],
         "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -133,7 +138,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
-    def __init__(self, kernel="gaussian", *, sigma=1.0, kernel_params=None,
+    def __init__(self, kernel="gaussian", *, sigma=None, kernel_params=None,
                  alphas=DEFAULT_ALPHAS, validation_fraction=0.2, fit_intercept=True,
                  random_state=None):
         self.kernel = kernel

@@ -6,8 +6,14 @@ Both papers train a *linear* model on the random features :math:`z(x) \\in \\mat
 
 .. math::
 
-    \\min_{w, b}\\; \\frac{1}{n}\\sum_{i=1}^n \\bigl(y_i - z(x_i)^\\top w - b\\bigr)^2
-    + \\alpha \\lVert w \\rVert_2^2 ,
+    \\min_{w, b}\\; \\sum_{i=1}^n s_i \\bigl(y_i - z(x_i)^\\top w - b\\bigr)^2
+    + \\alpha \\lVert w \\rVert_2^2
+
+with sample weights :math:`s_i` (1 by default): ``alphas`` are in scikit-learn's
+:class:`~sklearn.linear_model.Ridge` / ``RidgeCV`` scale.  ``alpha_scale="mean"`` reads them per
+sample instead (the penalty added to the weighted *mean* squared error, i.e.
+:math:`\\alpha \\sum_i s_i` on the sum, the convention of kernel ridge regression and of
+:class:`randfeat.kernel_ridge.ExactKernelRidge`; randfeat 0.1's only scale),
 
 and classification by least squares on :math:`\\pm 1` targets (one-vs-rest columns for more than
 two classes), predicting the sign / the arg-max of the fitted scores.
@@ -22,15 +28,16 @@ Two solvers, chosen from the type of the features:
   These statistics are a public object, :class:`RidgeStatistics` (``partial_fit``, ``merge``,
   ``solve``, ``solve_path``): statistics of blocks of rows computed anywhere (threads,
   processes, a cluster) merge into those of all the rows.
-  With the centred statistics :math:`A = Z_c^\\top Z_c`, :math:`c = Z_c^\\top Y_c` the solution is
-  :math:`w = (A + n\\alpha I)^{-1} c`, :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
+  With the centred statistics :math:`A = Z_c^\\top S Z_c`, :math:`c = Z_c^\\top S Y_c` the solution
+  is :math:`w = (A + \\lambda I)^{-1} c` (:math:`\\lambda = \\alpha`, or :math:`\\alpha\\sum_i s_i`
+  with ``alpha_scale="mean"``), :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
   :math:`\\alpha` is solved from one accumulation by one Cholesky factorisation per
   :math:`\\alpha` (:func:`scipy.linalg.cho_factor` / :func:`scipy.linalg.cho_solve`), falling back
   to the eigendecomposition :math:`A = Q \\Lambda Q^\\top`
   (:math:`w_\\alpha = Q (\\Lambda + n\\alpha)^{-1} Q^\\top c`) when a factorisation fails.
 * **sparse features** (random binning, CSR with a hashed, possibly huge width): the centred
   design is wrapped in a :class:`scipy.sparse.linalg.LinearOperator` (so centring never
-  densifies it) and solved by damped LSQR (``damp = sqrt(n alpha)``; default) or by conjugate
+  densifies it) and solved by damped LSQR (``damp = sqrt(lambda)``; default) or by conjugate
   gradients on the regularised normal equations.
 
 The regularisation :math:`\\alpha` is chosen on a random validation split
@@ -58,17 +65,32 @@ import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._parallel import OrderedPool, blas_limit
-from randfeat._validation import N_THREADS_CONSTRAINT, check_n_threads, check_random_state
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    check_n_threads,
+    check_random_state,
+)
 
-__all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier", "RidgeStatistics"]
+__all__ = ["AlphaAtGridEdgeWarning", "RandomFeatureRidge", "RandomFeatureRidgeClassifier",
+           "RidgeStatistics"]
 
-DEFAULT_ALPHAS = tuple(10.0 ** np.arange(-8, 1))
+#: default grid of ``alphas`` for ``alpha_scale="sum"`` (scikit-learn's scale)
+DEFAULT_ALPHAS = tuple(10.0 ** np.arange(-3, 6))
+#: default grid of ``alphas`` for ``alpha_scale="mean"`` (per sample; randfeat 0.1's default)
+DEFAULT_ALPHAS_MEAN = tuple(10.0 ** np.arange(-8, 1))
+
+
+class AlphaAtGridEdgeWarning(UserWarning):
+    """The ``alpha`` chosen on the validation split is the smallest or the largest of the grid:
+    the best penalty may lie outside it; widen ``alphas`` on that side."""
 
 
 def _as_2d_targets(y, who):
@@ -82,8 +104,9 @@ def _as_2d_targets(y, who):
     return y.reshape(len(y), -1)
 
 
-def _check_sample_weight(sample_weight, n, who):
-    """``sample_weight`` as a float64 (n,) array (None stays None); finite and >= 0."""
+def _check_sample_weight(sample_weight, n, who, some_positive=False):
+    """``sample_weight`` as a float64 (n,) array (None stays None); finite and >= 0 (and, with
+    ``some_positive``, not all zero)."""
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
@@ -99,6 +122,9 @@ def _check_sample_weight(sample_weight, n, who):
         raise ValueError(f"{who}: sample_weight contains NaN or infinity; pass finite weights")
     if np.any(w < 0):
         raise ValueError(f"{who}: sample_weight must be >= 0, got a minimum of {w.min()!r}")
+    if some_positive and n and not np.any(w > 0):
+        raise ValueError(f"{who}: sample_weight is zero for every sample; give some samples a "
+                         f"positive weight")
     return w
 
 
@@ -465,23 +491,26 @@ class _RandomFeatureRidgeBase(BaseEstimator):
 
     _parameter_constraints: dict = {
         "features": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
-        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
+        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither"), None],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "chunk_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "solver": [StrOptions({"auto", "cholesky", "lsqr", "cg"})],
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "alpha_scale": [StrOptions({"sum", "mean"})],
         "gram_dtype": [StrOptions({"float64", "float32"})],
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
-    def __init__(self, features="passthrough", *, alphas=DEFAULT_ALPHAS, validation_fraction=0.2,
-                 chunk_size=4096, solver="auto", fit_intercept=True, tol=1e-8, max_iter=None,
-                 random_state=None, gram_dtype="float64", n_threads=None):
+    def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
+                 validation_fraction=0.2, chunk_size=4096, solver="auto", fit_intercept=True,
+                 tol=1e-8, max_iter=None, random_state=None, gram_dtype="float64",
+                 n_threads=None):
         self.features = features
         self.alphas = alphas
+        self.alpha_scale = alpha_scale
         self.validation_fraction = validation_fraction
         self.chunk_size = chunk_size
         self.solver = solver
@@ -494,14 +523,24 @@ class _RandomFeatureRidgeBase(BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _check_alphas(self):
+        if self.alphas is None:
+            grid = DEFAULT_ALPHAS_MEAN if self.alpha_scale == "mean" else DEFAULT_ALPHAS
+            return np.array(grid, dtype=np.float64)
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64))
         if alphas.ndim != 1 or alphas.size == 0:
             raise ValueError(f"alphas must be a positive number or a non-empty 1-D sequence of "
                              f"positive numbers, got {self.alphas!r}")
         if not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
-            raise ValueError(f"alphas must all be finite and > 0 (the regularisation per "
-                             f"sample), got {self.alphas!r}; use e.g. np.logspace(-8, 0, 9)")
+            raise ValueError(f"alphas must all be finite and > 0, got {self.alphas!r}; use e.g. "
+                             f"np.logspace(-3, 5, 9) (or None for the default grid)")
         return alphas
+
+    def _penalty(self, alphas, weight_sum):
+        """The penalties on the summed (weighted) squared errors that ``alphas`` stand for:
+        ``alphas`` itself (``alpha_scale="sum"``), or ``weight_sum * alphas`` ("mean": the
+        penalty per sample, added to the weighted mean squared error)."""
+        alphas = np.asarray(alphas, dtype=np.float64)
+        return alphas if self.alpha_scale == "sum" else weight_sum * alphas
 
     def _transform(self, X, feats=None):
         """Features of X by ``feats`` (default: ``features_``); None is the identity."""
@@ -543,7 +582,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             Wf, b = path
             L, K = b.shape
             P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-            scores = np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+            if w is None:
+                scores = np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+            else:
+                scores = np.array([w[sl] @ self._row_losses(P[:, j], Yc) for j in range(L)])
         return st, scores
 
     def _accumulate(self, pool, feats, X, Y, path=None, w=None):
@@ -563,60 +605,77 @@ class _RandomFeatureRidgeBase(BaseEstimator):
     def _solve_path(self, stats, alphas, pool=None):
         r"""Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
 
-        One Cholesky factorisation of :math:`A + n\alpha I` per alpha (about 15 times cheaper
-        than an eigendecomposition each, so faster for fewer than ~15 alphas; the alphas are
-        spread over the ``pool``'s threads); if a factorisation fails (alpha below the round-off
-        of A), the eigendecomposition :math:`A = Q\Lambda Q^\top` gives
-        :math:`w = Q(\Lambda + n\alpha)^{-1}Q^\top c` (see :class:`RidgeStatistics`).
+        One Cholesky factorisation of :math:`A + \lambda I` per alpha, :math:`\lambda` the
+        penalty the alpha stands for (``_penalty``; about 15 times cheaper than an
+        eigendecomposition each, so faster for fewer than ~15 alphas; the alphas are spread over
+        the ``pool``'s threads); if a factorisation fails (lambda below the round-off of A), the
+        eigendecomposition :math:`A = Q\Lambda Q^\top` gives
+        :math:`w = Q(\Lambda + \lambda)^{-1}Q^\top c` (see :class:`RidgeStatistics`).
         """
-        W, b, _ = stats._path(stats.n_samples_ * np.asarray(alphas, dtype=np.float64),
-                              self.fit_intercept, "cholesky", pool)
+        W, b, _ = stats._path(self._penalty(alphas, stats.weight_sum_), self.fit_intercept,
+                              "cholesky", pool)
         return W, b
 
     def _solve_one(self, stats, alpha):
         """Final solve by Cholesky (the eigen-solution if A + nαI is not positive definite)."""
-        W, _, used = stats._path(np.array([stats.n_samples_ * alpha]), self.fit_intercept)
+        W, _, used = stats._path(self._penalty([alpha], stats.weight_sum_), self.fit_intercept)
         self.solver_ = used[0]
         mz, my = stats._means(self.fit_intercept)
         W = np.asfortranarray(W[0])  # LAPACK's layout: the intercept rounds as in randfeat 0.1
         return W, my - mz @ W
 
-    def _iterative(self, Z, Y, alpha, solver, x0=None):
+    def _iterative(self, Z, Y, alpha, solver, x0=None, w=None):
         """Solve the centred, damped least-squares problem with LSQR or CG, column by column.
 
         The vector operations of the Krylov loop are level-1 BLAS on short vectors: BLAS threads
         only add synchronisation (badly so on a loaded machine), so they are limited to one.
         """
         with blas_limit(1):
-            return self._iterative_impl(Z, Y, alpha, solver, x0)
+            return self._iterative_impl(Z, Y, alpha, solver, x0, w)
 
-    def _iterative_impl(self, Z, Y, alpha, solver, x0):
+    def _iterative_impl(self, Z, Y, alpha, solver, x0, w):
         n, D = Z.shape
-        mz = (np.asarray(Z.mean(axis=0)).ravel() if self.fit_intercept else np.zeros(D))
-        my = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
+        if w is None:
+            mz = (np.asarray(Z.mean(axis=0)).ravel() if self.fit_intercept else np.zeros(D))
+            my = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
+            pen = self._penalty(alpha, n)
 
-        def mv(v):
-            v = np.ravel(v)
-            return Z @ v - mz @ v
+            def mv(v):
+                v = np.ravel(v)
+                return Z @ v - mz @ v
 
-        def rmv(u):
-            u = np.ravel(u)
-            return np.asarray(Z.T @ u).ravel() - mz * u.sum()
+            def rmv(u):
+                u = np.ravel(u)
+                return np.asarray(Z.T @ u).ravel() - mz * u.sum()
+        else:  # rows scaled by sqrt(w): the weighted least-squares problem
+            sw = float(w.sum())
+            mz = (np.asarray(Z.T @ w).ravel() / sw if self.fit_intercept else np.zeros(D))
+            my = w @ Y / sw if self.fit_intercept else np.zeros(Y.shape[1])
+            rw = np.sqrt(w)
+            pen = self._penalty(alpha, sw)
+
+            def mv(v):
+                v = np.ravel(v)
+                return rw * (Z @ v - mz @ v)
+
+            def rmv(u):
+                u = rw * np.ravel(u)
+                return np.asarray(Z.T @ u).ravel() - mz * u.sum()
 
         op = spla.LinearOperator((n, D), matvec=mv, rmatvec=rmv, dtype=np.float64)
         W = np.zeros((D, Y.shape[1]))
         iters = []
         for k in range(Y.shape[1]):
-            yk = Y[:, k] - my[k]
+            yk = Y[:, k] - my[k] if w is None else rw * (Y[:, k] - my[k])
             start = None if x0 is None else x0[:, k]
             if solver == "lsqr":
                 # no warm start: with x0, SciPy's LSQR damps the correction x - x0, not x
-                res = spla.lsqr(op, yk, damp=np.sqrt(n * alpha), atol=self.tol, btol=self.tol,
+                res = spla.lsqr(op, yk, damp=np.sqrt(pen), atol=self.tol, btol=self.tol,
                                 iter_lim=self.max_iter)
                 W[:, k], it = res[0], res[2]
-            else:  # cg on (ZcᵀZc + nαI) w = Zcᵀ y
+            else:  # cg on (ZcᵀSZc + λI) w = ZcᵀS y
                 normal = spla.LinearOperator(
-                    (D, D), matvec=lambda v: rmv(mv(v)) + n * alpha * np.ravel(v),
+                    (D, D), matvec=lambda v: rmv(mv(v)) + pen * np.ravel(v),
                     dtype=np.float64)
                 counter = []
                 W[:, k], info = spla.cg(normal, rmv(yk), x0=start, rtol=self.tol, atol=0.0,
@@ -631,10 +690,18 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         return W, b, iters
 
     def _scores(self, P, Y):  # pragma: no cover - abstract
+        """Mean validation loss of the predictions P (n, K) of Y."""
         raise NotImplementedError
 
+    def _row_losses(self, P, Y):  # pragma: no cover - abstract
+        """Validation loss of every row (n,); its mean is ``_scores``."""
+        raise NotImplementedError
+
+    def _weighted_score(self, P, Y, w):
+        return self._scores(P, Y) if w is None else float(w @ self._row_losses(P, Y) / w.sum())
+
     # ------------------------------------------------------------------ fit / predict
-    def _fit(self, X, Y):
+    def _fit(self, X, Y, w=None):
         alphas = self._check_alphas()
         self.features_ = (None if self.features in (None, "passthrough")
                           else clone(self.features).fit(X))
@@ -657,20 +724,30 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
         else:
             tr, va = np.arange(n), None
+        if va is not None and w is not None:
+            wsum_va = float(w[va].sum())
+            if not wsum_va > 0 or not float(w[tr].sum()) > 0:
+                raise ValueError(
+                    f"{type(self).__name__}.fit: the {'validation' if wsum_va <= 0 else 'training'}"
+                    f" part of the split (validation_fraction={self.validation_fraction}) has "
+                    f"only zero sample weights; give more rows a positive weight, change "
+                    f"random_state, or pass a single alpha (no split)")
 
         if solver == "cholesky":
             feats = self._worker_features()
             # BLAS single-threaded, chunks and alphas spread over n_threads threads: the
             # rounding then does not depend on n_threads (OpenBLAS's threaded syrk/potrf do)
             with OrderedPool(check_n_threads(self.n_threads)) as pool:
-                stats, _ = self._accumulate(pool, feats, X[tr], Y[tr])
+                stats, _ = self._accumulate(pool, feats, X[tr], Y[tr],
+                                            w=None if w is None else w[tr])
                 if va is not None:
                     W, b = self._solve_path(stats, alphas, pool)
                     L, K = len(alphas), Y.shape[1]
                     Wf = W.transpose(1, 0, 2).reshape(D, L * K)
+                    wva = None if w is None else w[va]
                     vstats, vscores = self._accumulate(pool, feats, X[va], Y[va],
-                                                       path=(Wf, b))
-                    self.validation_scores_ = vscores / len(va)
+                                                       path=(Wf, b), w=wva)
+                    self.validation_scores_ = vscores / (len(va) if w is None else wsum_va)
                     best = self._best(self.validation_scores_)
                     stats += vstats
                 else:
@@ -692,16 +769,17 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 errs = np.zeros(len(alphas))
                 Wprev = None
                 # largest alpha first; CG warm-starts the next alpha from the previous solution
+                wtr, wva = (None, None) if w is None else (w[tr], w[va])
                 for j in np.argsort(alphas)[::-1]:
-                    W, b, _ = self._iterative(Ztr, Y[tr], alphas[j], solver, x0=Wprev)
+                    W, b, _ = self._iterative(Ztr, Y[tr], alphas[j], solver, x0=Wprev, w=wtr)
                     Wprev = W if solver == "cg" else None
-                    errs[j] = self._scores(np.asarray(Zva @ W) + b, Y[va])
+                    errs[j] = self._weighted_score(np.asarray(Zva @ W) + b, Y[va], wva)
                 self.validation_scores_ = errs
                 best = self._best(self.validation_scores_)
             else:
                 best, Wprev = 0, None
             self.alpha_ = float(alphas[best])
-            W, b, n_iter = self._iterative(Z, Y, self.alpha_, solver)
+            W, b, n_iter = self._iterative(Z, Y, self.alpha_, solver, w=w)
             self.n_iter_ = np.array(n_iter, dtype=int)
             if cols is not None:
                 Wfull = np.zeros((D, W.shape[1]))
@@ -710,8 +788,21 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             self.solver_ = solver
         if va is None:
             self.validation_scores_ = None
+        elif self.alpha_ in (alphas.min(), alphas.max()):
+            side = "smallest" if self.alpha_ == alphas.min() else "largest"
+            warnings.warn(
+                f"{type(self).__name__}: the alpha chosen on the validation split, "
+                f"{self.alpha_:g}, is the {side} of the grid alphas={alphas.tolist()}; the best "
+                f"penalty may lie beyond it: extend the grid on that side "
+                f"(alpha_scale={self.alpha_scale!r})", AlphaAtGridEdgeWarning, stacklevel=3)
         self.alphas_ = alphas
         return W, b
+
+    def _no_dask_weights(self, sample_weight):
+        if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.fit: sample_weight and class_weight are not supported "
+                f"on dask arrays yet; fit in memory, or pass none")
 
     def _best(self, scores):
         # smallest validation score; among ties (to round-off) the largest, safest alpha
@@ -757,10 +848,13 @@ class _RandomFeatureRidgeBase(BaseEstimator):
 class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     """Ridge regression on random features, α chosen on a validation split.
 
-    Minimises :math:`\\frac1n\\sum_i (y_i - z(x_i)^\\top w - b)^2 + \\alpha\\lVert w\\rVert^2`
-    where :math:`z` is the fitted ``features`` transformer (so ``alpha`` is a *per-sample*
-    penalty: this equals :class:`sklearn.linear_model.Ridge` with ``alpha = n_samples * alpha`` on
-    the explicit features).  Dense features are handled by streaming normal equations
+    Minimises :math:`\\sum_i s_i (y_i - z(x_i)^\\top w - b)^2 + \\alpha\\lVert w\\rVert^2`
+    where :math:`z` is the fitted ``features`` transformer and :math:`s_i` the sample weights:
+    with the default ``alpha_scale="sum"`` this is :class:`sklearn.linear_model.Ridge` with the
+    same ``alpha`` on the explicit features (``alpha_scale="mean"``: ``alpha`` per sample,
+    ``Ridge(alpha * sum(s_i))``).  A grid of alphas is searched on a validation split and an
+    :class:`AlphaAtGridEdgeWarning` is issued when the chosen alpha is at either end of the
+    grid.  Dense features are handled by streaming normal equations
     (``chunk_size`` rows at a time, never an ``n_samples x D`` matrix) and a Cholesky solve;
     sparse features (random binning) by damped LSQR or CG.  See :mod:`randfeat.linear`.
 
@@ -770,8 +864,16 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Unfitted feature map (e.g. :class:`randfeat.RandomFourierFeatures`); it is cloned and
         fitted on ``X`` inside :meth:`fit` (fitted copy in ``features_``).  "passthrough"/None
         uses ``X`` itself (plain ridge regression).
-    alphas : float or array-like of float, default=10**arange(-8, 1)
-        Candidate per-sample penalties (> 0).  With a single value no validation split is made.
+    alphas : float, array-like of float or None, default=None
+        Candidate penalties (> 0), in the scale ``alpha_scale`` says.  With a single value no
+        validation split is made.  None: ``10**arange(-3, 6)`` ("sum") or ``10**arange(-8, 1)``
+        ("mean").
+    alpha_scale : {"sum", "mean"}, default="sum"
+        "sum": ``alpha`` multiplies :math:`\\lVert w\\rVert^2` added to the *summed* weighted
+        squared errors (scikit-learn's ``Ridge``/``RidgeCV`` scale; the same ``alpha`` means a
+        relatively weaker penalty on more rows).  "mean": added to the weighted *mean* squared
+        error, i.e. a penalty per sample (kernel ridge's convention, used by
+        :class:`randfeat.kernel_ridge.ExactKernelRidge`; randfeat 0.1's only behaviour).
     validation_fraction : float in (0, 1), default=0.2
         Fraction of the rows held out to choose ``alpha``; the model is then refitted on all rows.
     chunk_size : int, default=4096
@@ -842,30 +944,39 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     def _scores(self, P, Y):
         return float(np.mean((P - Y) ** 2))
 
+    def _row_losses(self, P, Y):
+        return np.mean((P - Y) ** 2, axis=1)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the feature map and the ridge weights.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Non-negative weights :math:`s_i` of the squared errors (as in scikit-learn's
+            ``Ridge.fit``); the validation scores are weighted means.
 
         Returns
         -------
         self
         """
         if _dask.is_dask_array(X):
+            self._no_dask_weights(sample_weight)
             return _dask.fit_ridge(self, X, y)
         X, y = self._validate_fit_X(X, y, multi_output=True, y_numeric=True)
+        w = _check_sample_weight(sample_weight, X.shape[0], f"{type(self).__name__}.fit",
+                                 some_positive=True)
         y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(len(y), -1)
-        W, b = self._fit(X, Y)
+        W, b = self._fit(X, Y, w)
         if y.ndim == 1:
             self.coef_, self.intercept_ = W[:, 0], float(b[0])
         else:
@@ -887,7 +998,14 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     :math:`\\pm 1` column per class (more than two, one-vs-rest) and predicts the class of the
     sign / largest score — the "Fourier+LS" and "Binning+LS" classifiers of Rahimi & Recht (2007,
     Table 1).  ``alpha`` is chosen by validation *error rate* (ties: the larger ``alpha``).
-    Parameters as in :class:`RandomFeatureRidge`.
+    Parameters as in :class:`RandomFeatureRidge`, and:
+
+    Parameters
+    ----------
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying ``sample_weight`` (as in scikit-learn's
+        ``RidgeClassifier``): a dict ``{class: weight}`` (classes not named weigh 1) or
+        "balanced", ``n_samples / (n_classes * count(class))``.
 
     Attributes
     ----------
@@ -908,25 +1026,76 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     True
     """
 
+    _parameter_constraints: dict = {
+        **_RandomFeatureRidgeBase._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
+                 class_weight=None, validation_fraction=0.2, chunk_size=4096, solver="auto",
+                 fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
+                 gram_dtype="float64", n_threads=None):
+        super().__init__(features, alphas=alphas, alpha_scale=alpha_scale,
+                         validation_fraction=validation_fraction, chunk_size=chunk_size,
+                         solver=solver, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+                         random_state=random_state, gram_dtype=gram_dtype, n_threads=n_threads)
+        self.class_weight = class_weight
+
     def _scores(self, P, Y):
         if Y.shape[1] == 1:
             return float(np.mean(np.sign(P[:, 0]) != Y[:, 0]))
         return float(np.mean(np.argmax(P, axis=1) != np.argmax(Y, axis=1)))
 
+    def _row_losses(self, P, Y):
+        if Y.shape[1] == 1:
+            return (np.sign(P[:, 0]) != Y[:, 0]).astype(np.float64)
+        return (np.argmax(P, axis=1) != np.argmax(Y, axis=1)).astype(np.float64)
+
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Fit the feature map and one least-squares scorer per class (±1 targets)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the feature map and one least-squares scorer per class (±1 targets).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : float or array-like of shape (n_samples,), default=None
+            Non-negative weights of the squared errors, multiplied by the weights of
+            ``class_weight`` (as in scikit-learn's ``RidgeClassifier.fit``).
+
+        Returns
+        -------
+        self
+        """
         if _dask.is_dask_array(X):
+            self._no_dask_weights(sample_weight)
             return _dask.fit_ridge(self, X, y)
+        who = f"{type(self).__name__}.fit"
         X, y = self._validate_fit_X(X, y)
         check_classification_targets(y)
+        w = _check_sample_weight(sample_weight, X.shape[0], who, some_positive=True)
         self._label_binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         Y = self._label_binarizer.fit_transform(y).astype(np.float64)
         self.classes_ = self._label_binarizer.classes_
         if len(self.classes_) < 2:
             raise ValueError(f"RandomFeatureRidgeClassifier needs at least 2 classes in y, got "
                              f"1 class ({self.classes_!r})")
-        W, b = self._fit(X, Y)
+        if self.class_weight is not None:
+            if isinstance(self.class_weight, dict):
+                unknown = set(self.class_weight) - set(self.classes_.tolist())
+                if unknown:
+                    raise ValueError(f"{who}: class_weight names classes that are not in y: "
+                                     f"{sorted(unknown, key=str)!r}; the classes are "
+                                     f"{self.classes_.tolist()!r}")
+            cw = compute_sample_weight(self.class_weight, y)
+            w = cw if w is None else w * cw
+        if w is not None:
+            weighted = np.unique(np.asarray(y)[w > 0])
+            if len(weighted) < 2:
+                raise ValueError(f"{who}: needs at least 2 classes with a positive weight, got "
+                                 f"{len(weighted)} class(es) ({weighted!r}) after sample_weight "
+                                 f"and class_weight")
+        W, b = self._fit(X, Y, w)
         self.coef_, self.intercept_ = W.T.copy(), b
         return self
 

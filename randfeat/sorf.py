@@ -9,16 +9,22 @@ kernel (:mod:`randfeat._lib._sorf`), on the FWHT and trigonometric kernels Fastf
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase
+from randfeat import dask as _dask
+from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
 from randfeat._lib import _sorf
-from randfeat._validation import N_THREADS_CONSTRAINT, next_power_of_two
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    next_power_of_two,
+)
 
 __all__ = ["StructuredOrthogonalFeatures"]
 
@@ -44,19 +50,23 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
     small bias, :math:`|\mathbb E\,\hat k - k| \le 6z/\sqrt d`, :math:`z = \|\Delta\|/\sigma`
     (Yu et al. Thm 3; the measured bias is about 100 times smaller, see ``analysis``), and a
     variance below that of iid random Fourier features for :math:`z \lesssim 2` (Yu et al.
-    Fig. 3).  Independent blocks are stacked until there are ``n_freq`` rows (``n_components / 2``
-    for ``features="paired"``, ``n_components`` for ``"phase"``); rows beyond ``n_freq`` in the
-    last block are computed and dropped.  The output has exactly ``n_components`` columns:
+    Fig. 3).  Independent blocks are stacked until there are ``n_freq`` rows (``ceil(D / 2)``
+    for ``features="paired"``, ``D`` for ``"phase"``, D = ``n_components``); rows beyond
+    ``n_freq`` in the last block are computed and dropped.  The output has exactly D columns:
 
-    * ``"paired"``: :math:`[\cos(Wx), \sin(Wx)] / \sqrt{n_{freq}}` (cosines first);
+    * ``"paired"``: :math:`\sqrt{2/D}\,[\cos(Wx), \sin(Wx)]` (cosines first); for an odd D
+      the last frequency gives one phase-shifted feature :math:`\sqrt{2/D}\cos(w^\top x + b)`
+      instead of a pair (as in RandomFourierFeatures and Fastfood);
     * ``"phase"``: :math:`\sqrt{2/n_{freq}}\,\cos(Wx + b)`, :math:`b_j \sim U[0, 2\pi)`.
 
     Parameters
     ----------
     n_components : int, default=100
-        Number of output features (even for ``features="paired"``).
-    sigma : float, default=1.0
+        Number of output features D.
+    sigma : float, "scale", "median" or None, default=1.0
         Length scale of the Gaussian kernel; scikit-learn's ``gamma`` is :math:`1/(2\sigma^2)`.
+        None means 1.0; ``"scale"``/``"median"`` choose it from the fit data
+        (:func:`randfeat._base.data_sigma`, the rule of every randfeat transformer).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     random_state : int, Generator, RandomState, SeedSequence, BitGenerator or None
@@ -74,9 +84,12 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
     n_blocks_ : int
         ``ceil(n_freq_ / d_padded_)`` independent blocks.
     signs_ : ndarray of int8, shape (n_blocks_, 3, d_padded_)
-        The diagonals :math:`D_1, D_2, D_3` of every block (±1).
-    offsets_ : ndarray of float, shape (n_freq_,), or None
-        Phases b of ``features="phase"``.
+        The diagonals :math:`D_1, D_2, D_3` of every block (±1); read-only, like every fitted
+        array.
+    offsets_ : ndarray of float, shape (n_freq_,) or (1,), or None
+        Phases b of ``features="phase"``, or of the last frequency of an odd paired width.
+    sigma_ : float
+        The length scale used (``sigma``, or its data-driven value).
     parameter_nbytes_ : int
         Bytes of the stored random parameters: 3 per row of W, plus one float per row for the
         phases — O(n), against 8 d per row for a dense float64 frequency matrix.
@@ -116,10 +129,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence,
-                         np.random.BitGenerator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
@@ -145,31 +157,42 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         self : StructuredOrthogonalFeatures
         """
-        X = self._validate_X(X, reset=True)
-        self._n_threads()
-        if not math.isfinite(float(self.sigma)):
+        if _dask.is_dask_array(X):
+            return _dask.fit(self, X)
+        self._fit_atomic(self._build, X)
+        return self
+
+    def _build(self, X):
+        """The fitted state for X (published in one step by ``_fit_atomic``)."""
+        self._n_threads()                      # validates n_threads
+        sigma = self.sigma
+        if sigma is None:
+            sigma = 1.0
+        elif isinstance(sigma, str):
+            sigma = data_sigma(sigma, X)
+        sigma = float(sigma)
+        if not math.isfinite(sigma):
             raise ValueError(f"StructuredOrthogonalFeatures: sigma must be a positive finite "
                              f"length scale, got {self.sigma!r}")
-        if self.features == "paired" and self.n_components % 2:
-            raise ValueError(
-                f"StructuredOrthogonalFeatures: features='paired' needs an even n_components "
-                f"(cos and sin of n_components/2 frequencies); got n_components="
-                f"{self.n_components}. Use an even number or features='phase'")
+        D = int(self.n_components)
+        paired = self.features == "paired"
         d = next_power_of_two(X.shape[1])
-        n_freq = self.n_components // 2 if self.features == "paired" else self.n_components
+        n_freq = D // 2 + D % 2 if paired else D
         n_blocks = -(-n_freq // d)
         rng = self._rng()
-        self.d_padded_ = d
-        self.n_freq_ = n_freq
-        self.n_blocks_ = n_blocks
-        self.signs_ = (2 * rng.integers(0, 2, size=(n_blocks, 3, d), dtype=np.int8)
-                       - 1).astype(np.int8)
-        if self.features == "phase":
-            self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=n_freq).astype(X.dtype)
-        else:
-            self.offsets_ = None
-        self._n_features_out = self.n_components
-        return self
+        signs = (2 * rng.integers(0, 2, size=(n_blocks, 3, d), dtype=np.int8) - 1).astype(np.int8)
+        off = None
+        if not paired:
+            off = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
+        elif D % 2:  # odd paired width: the last frequency gives one phase-shifted feature
+            off = rng.uniform(0.0, 2.0 * np.pi, size=1)
+        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "sigma_": sigma,
+                 "signs_": signs, "offsets_": None if off is None else off.astype(X.dtype),
+                 "_n_features_out": D}
+        for name in ("signs_", "offsets_"):
+            if state[name] is not None:
+                state[name].flags.writeable = False
+        return state
 
     @property
     def parameter_nbytes_(self) -> int:
@@ -178,23 +201,25 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         return int(self.signs_.nbytes + (0 if self.offsets_ is None else self.offsets_.nbytes))
 
     def _compute(self, X, mode):
-        """mode 0: paired features, 1: phase features, 2: the projections W x (n, n_freq_)."""
-        if not hasattr(self, "signs_"):
-            check_is_fitted(self)
+        """mode 0: paired features sqrt(2/D) [cos(Wx), sin(Wx)] (2 n_freq_ columns; for an odd
+        D ``transform`` folds the last pair into one phase-shifted feature), 1: phase features,
+        2: the projections W x (n, n_freq_)."""
+        st = self._fitted_state()
         X = self._validate_X(X, reset=False)
-        n, dtype, d, n_freq = X.shape[0], X.dtype, self.d_padded_, self.n_freq_
-        off = self.offsets_
+        n, dtype, d, n_freq = X.shape[0], X.dtype, st["d_padded_"], st["n_freq_"]
+        off = st["offsets_"] if mode == 1 else None
         if off is None:
             off = np.empty(0, dtype=dtype)
         elif off.dtype != dtype:
             off = off.astype(dtype)
         width = 2 * n_freq if mode == 0 else n_freq
         out = np.empty((n, width), dtype=dtype)
-        mult = 1.0 / math.sqrt(n_freq) if mode == 0 else math.sqrt(2.0 / n_freq)
-        n_threads = 1 if n == 1 else max(1, min(self._n_threads(), n))
-        scratch = np.empty((n_threads, d), dtype=dtype)
-        n_bad = _KERNEL[dtype](X, self.signs_, off, out, scratch, d.bit_length() - 1,
-                               1.0 / (float(self.sigma) * d), mult, n_freq, mode, n_threads)
+        mult = (math.sqrt(2.0 / st["_n_features_out"]) if mode == 0
+                else math.sqrt(2.0 / n_freq))
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch (None)
+        n_bad = _KERNEL[dtype](X, st["signs_"], off, out, None, d.bit_length() - 1,
+                               1.0 / (st["sigma_"] * d), mult, n_freq, mode,
+                               self._n_threads())
         self._check_projections(n_bad, X)
         return out
 
@@ -211,7 +236,14 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        return self._compute(X, 0 if self.features == "paired" else 1)
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
+        st = self._fitted_state()
+        paired = st["features"] == "paired"
+        out = self._compute(X, 0 if paired else 1)
+        if paired and st["_n_features_out"] % 2:
+            out = _odd_paired(out, st["n_freq_"], st["offsets_"])
+        return out
 
     def _project(self, X):
         """The projections W x, shape (n_samples, n_freq_) (rows beyond n_freq_ dropped)."""

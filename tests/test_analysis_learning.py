@@ -146,7 +146,7 @@ def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_se
         m = fn.build_map(D, sigma, global_random_seed).fit(X)
         p = fn.rf_ridge_dual(m.transform(X), m.transform(Xt), y, alpha)
         rf = RandomFeatureRidge(fn.build_map(D, sigma, global_random_seed), alphas=alpha,
-                                n_threads=1).fit(X, y)
+                                alpha_scale="mean", n_threads=1).fit(X, y)
         np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
 
 

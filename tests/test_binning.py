@@ -255,7 +255,7 @@ def test_exact_mode_matches_numpy_dict_reference(sigma, d, global_dtype):
     ref_tr = _reference_columns(est, Xtr, Xtr)
     np.testing.assert_array_equal(_train_columns(Z, P), ref_tr)
     if sigma == 0.05:
-        assert est._cell_keys.shape[1] > 1  # multi-word keys exercised
+        assert est._fitted.cells.layout.n_words > 1  # multi-word keys exercised
     ref_new = _reference_columns(est, Xnew, Xtr)
     Znew = est.transform(Xnew)
     dense_cols = np.full((Xnew.shape[0], P), -1, dtype=np.int64)
@@ -308,7 +308,7 @@ def test_huge_finite_values_no_overflow():
         np.testing.assert_array_equal(cols, _reference_columns(est, X, X))
         np.testing.assert_array_equal(cols[0], cols[2])          # identical rows share cells
         assert not np.any(cols[0] == cols[1]) and not np.any(cols[0] == cols[3])
-        assert not est._layout[7].all()  # the generic (raw float64 bits) layout is used
+        assert not est._fitted.cells.layout.array("fast").all()  # generic layout used
         np.testing.assert_array_equal(_train_columns(est.transform(X), 40), cols)
 
 
@@ -524,9 +524,9 @@ def test_box_bounds_are_exact_float_boundaries():
         60, kernel=lambda size, rng: np.where(rng.random(size) < 0.1, np.inf,
                                               rng.gamma(2.0, 1.0, size)),
         random_state=0).fit(X)
-    u, r, lo, hi = est._layout[:4]
-    xa, xb = est._layout[14], est._layout[15]
-    fast = est._layout[7].astype(bool)
+    u, r, lo, hi, xa, xb, fast = (est._fitted.cells.layout.array(k)
+                                  for k in ("u", "r", "lo", "hi", "xa", "xb", "fast"))
+    fast = fast.astype(bool)
     assert fast.all() and np.isinf(est.widths_).any()
 
     def cell(x):

@@ -223,3 +223,94 @@ def test_concurrent_transforms_from_python_threads_are_bit_identical():
         after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     assert not bad, f"threads {sorted(set(bad))} got different bits"
     assert after == before
+
+
+# --- one SIMD dispatcher, each C source compiled once ---------------------------------------
+
+def _restore_isa():
+    from randfeat._lib import _cpu
+    _cpu.set_isa("auto")
+
+
+def test_set_isa_reaches_every_kernel():
+    from randfeat._lib import _cpu
+    levels = _cpu.available_isas()
+    assert levels[0] == "scalar" and _cpu.isa() == levels[-1]
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20, 50))
+    ff = Fastfood(n_components=256, random_state=0).fit(X)
+    x = rng.standard_normal((7, 1024))
+    try:
+        outs = {}
+        for name in levels:
+            _cpu.set_isa(name)
+            assert _cpu.kernel_isas() == {"fwht": name, "rff_trig": name, "fastfood": name}
+            assert _fwht.isa() == name and _fourier.isa() == name
+            outs[name] = (fwht(x), ff.transform(X))
+        for name in levels[1:]:
+            # the FWHT is bit-identical on every level; the features within an ulp or two
+            assert_array_equal(outs[name][0], outs["scalar"][0])
+            np.testing.assert_allclose(outs[name][1], outs["scalar"][1], rtol=0, atol=1e-14)
+    finally:
+        _restore_isa()
+    with pytest.raises(ValueError, match="unknown SIMD code path 'sse9'"):
+        _cpu.set_isa("sse9")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
+def test_each_c_source_is_compiled_once():
+    """Only _cpu holds the C kernels: _fastfood used to carry its own copy of fwht.c (so
+    set_isa never reached Fastfood's FWHT) and of rff_trig.c."""
+    import ctypes
+
+    from randfeat._lib import _cpu
+    assert hasattr(ctypes.CDLL(_cpu.__file__), "rf_fwht_float")
+    for mod in (_fwht, _fourier, _fastfood):
+        lib = ctypes.CDLL(mod.__file__)
+        for sym in ("rf_fwht_float", "rf_rff_paired_split_float", "rf_ff_gather_float",
+                    "rf_isa_level"):
+            assert not hasattr(lib, sym), f"{mod.__name__} has its own copy of {sym}"
+
+
+def test_isa_env_var_caps_every_kernel():
+    res = subprocess.run(
+        [sys.executable, "-c", "from randfeat._lib import _cpu; "
+         "print(sorted(set(_cpu.kernel_isas().values())))"],
+        env=dict(os.environ, RANDFEAT_ISA="scalar",
+                 PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")),
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "['scalar']"
+
+
+# --- show_config and the package's rooms -----------------------------------------------------
+
+def test_show_config_reports_every_kernel(capsys):
+    import randfeat
+    from randfeat._lib import _cpu
+    cfg = randfeat.show_config(as_dict=True)
+    assert cfg["simd"]["kernels"] == _cpu.kernel_isas()
+    assert cfg["simd"]["selected"] == _cpu.isa()
+    assert cfg["openmp"]["enabled"] == _cpu.openmp_enabled()
+    assert cfg["versions"]["numpy"] == np.__version__
+    assert any(p.get("user_api") == "blas" for p in cfg["threadpools"])
+    assert randfeat.show_config() is None
+    text = capsys.readouterr().out
+    for word in ("randfeat", "fwht", "rff_trig", "fastfood", "openmp", "blas", "numpy"):
+        assert word in text
+
+
+def test_python_m_randfeat_runs():
+    res = _run_py("import sys, runpy; sys.argv = ['randfeat']; "
+                  "runpy.run_module('randfeat', run_name='__main__')", timeout=120)
+    assert "compiled kernels:" in res.stdout and "OK" in res.stdout, res.stderr
+    assert "FAILED" not in res.stdout
+
+
+def test_benchmark_harness_is_not_installed():
+    """The timing harness and the hook that called any address it was given left the package
+    (benchmarks/_fwht_bench.py, benchmarks/_rowloop.c)."""
+    import importlib.util
+    assert importlib.util.find_spec("randfeat._fwht_bench") is None
+    assert not hasattr(_fwht, "apply_rows_cfunc")
+    assert os.path.exists(os.path.join(ROOT, "benchmarks", "_fwht_bench.py"))

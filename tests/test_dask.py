@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 from randfeat import Fastfood, RandomBinningFeatures, RandomFourierFeatures  # noqa: E402
 from randfeat import dask as rdask  # noqa: E402
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier  # noqa: E402
+from randfeat.sorf import StructuredOrthogonalFeatures  # noqa: E402
 
 T = rdask.TILE_ROWS
 EPS = np.finfo(np.float64).eps
@@ -70,7 +71,10 @@ MAPS = {
     "rff": lambda s: RandomFourierFeatures(64, sigma=1.5, random_state=s),
     "rff_paired": lambda s: RandomFourierFeatures(64, sigma=1.5, features="paired",
                                                   random_state=s),
+    "rff_orthogonal": lambda s: RandomFourierFeatures(64, sigma=1.5, sampling="orthogonal",
+                                                      random_state=s),
     "fastfood": lambda s: Fastfood(64, sigma=1.5, random_state=s),
+    "sorf": lambda s: StructuredOrthogonalFeatures(64, sigma=1.5, random_state=s),
     "binning": lambda s: RandomBinningFeatures(8, random_state=s),
     "binning_hashed": lambda s: RandomBinningFeatures(8, hash_size=512, random_state=s),
 }
@@ -153,13 +157,9 @@ def test_exact_binning_map_equals_in_memory_fit(client, global_random_seed, rand
         a = RandomBinningFeatures(6, random_state=global_random_seed)
         b = RandomBinningFeatures(6, random_state=global_random_seed)
     a.fit(da.from_array(X, chunks=(701, -1)))
-    if b is None:  # a fresh seed: the map must still be the in-memory fit of the same grids
-        assert a.random_state is None
-        Zd = a.transform(da.from_array(X, chunks=(500, -1))).compute()
-        assert Zd.shape == (3000, a.n_columns_)
-        # every column is occupied by some training row (exact map, nothing extra)
-        assert np.bincount(Zd.indices, minlength=a.n_columns_).min() > 0
-        return
+    if b is None:  # a fresh seed, kept in random_state (documented): the in-memory fit with it
+        assert isinstance(a.random_state, np.random.SeedSequence)
+        b = RandomBinningFeatures(6, random_state=a.random_state)
     b.fit(X)
     assert a.n_columns_ == b.n_columns_
     np.testing.assert_array_equal(a.widths_, b.widths_)
@@ -175,7 +175,7 @@ def _kappa_bound(model, X):
     Z = np.asarray(Z, dtype=np.float64)
     Zc = Z - Z.mean(axis=0)
     A = Zc.T @ Zc
-    A[np.diag_indices_from(A)] += len(Z) * model.alpha_
+    A[np.diag_indices_from(A)] += model._penalty([model.alpha_], len(Z))[0]  # alpha_scale
     return 100 * EPS * np.linalg.cond(A)
 
 
@@ -275,28 +275,29 @@ def test_classifier_equals_in_memory_fit(client, global_random_seed, n_classes):
     np.testing.assert_array_equal(dk.predict(Xd).compute(), mem.predict(X))
 
 
-def test_merge_associative_and_exact_counts(global_random_seed):
+def test_tree_reduction_associative_and_exact_counts(global_random_seed):
+    """The reduction's merge: any grouping gives the same statistics up to the rounding of the
+    float64 sums; counts are exact; no part is modified."""
+    from randfeat.linear import RidgeStatistics
+
     rng = np.random.default_rng(global_random_seed)
-    model = RandomFeatureRidge(alphas=1.0, chunk_size=50)
-    model.features_ = None  # passthrough statistics
     parts = []
-    for n in (40, 75, 130):
-        Xb = rng.standard_normal((n, 6))
-        yb = rng.standard_normal((n, 1))
-        s = rdask.RidgeStats()
-        for sl in model._chunks(n):
-            s.partial_add(model._chunk_stats(None, Xb, yb, sl))
-        parts.append(s)
-    a, b, c = parts
-    left, right = a.merge(b).merge(c), a.merge(b.merge(c))
-    assert left.n_samples == right.n_samples == 245
-    for u, v in zip(left.stats, right.stats, strict=True):
-        np.testing.assert_allclose(u, v, rtol=8 * EPS, atol=8 * EPS * np.abs(u).max())
-    before = [np.copy(x) for x in a.stats]
-    a.merge(b)
-    for u, v in zip(a.stats, before, strict=True):  # merge modifies neither operand
-        np.testing.assert_array_equal(u, v)
-    assert rdask.RidgeStats().merge(a).n_samples == a.n_samples
+    for n in (40, 75, 130, 1):
+        st = RidgeStatistics().partial_fit(rng.standard_normal((n, 6)), rng.standard_normal(n))
+        parts.append((st, rng.standard_normal(3)))
+    before = [p[0].copy() for p in parts]
+    flat = rdask._merge_all(*parts)
+    nested = rdask._merge_all(parts[0], rdask._merge_all(*parts[1:3]), parts[3])
+    lazy = dask.compute(rdask.tree_reduce([dask.delayed(p) for p in parts], split_every=2),
+                        scheduler="sync")[0]
+    for got in (nested, lazy):
+        assert got[0].n_samples_ == flat[0].n_samples_ == 246
+        for f in RidgeStatistics._FIELDS:
+            u, v = getattr(got[0], f), getattr(flat[0], f)
+            np.testing.assert_allclose(u, v, rtol=0, atol=16 * EPS * np.abs(v).max())
+        np.testing.assert_allclose(got[1], flat[1], rtol=0, atol=16 * EPS * np.abs(flat[1]).max())
+    for p, b in zip(parts, before, strict=True):
+        np.testing.assert_array_equal(p[0].gram_, b.gram_)
 
 
 # ----------------------------------------------------------------------------- bad input

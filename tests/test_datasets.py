@@ -187,3 +187,77 @@ def test_real_kddcup_file_layout_quick():
 def test_real_kddcup_parse():
     b = ds.load_kddcup99()
     assert b.X.shape[0] == 494021 and (b.y == -1).sum() == 97278
+
+
+# ----------------------------------------------------------------------------- malformed files
+def _rewrite(path, transform):
+    """Rewrite the (gzip or plain) text file ``path`` line by line (``transform(lines) ->
+    lines``)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        lines = f.read().splitlines()
+    with opener(path, "wt") as f:
+        f.write("\n".join(transform(lines)) + "\n")
+
+
+@pytest.fixture
+def tiny_copy(tmp_path):
+    return write_tiny_data(tmp_path / "data")
+
+
+def _gz(folder, stem):
+    p = Path(folder) / stem
+    return p if p.exists() else Path(str(p) + ".gz")
+
+
+def test_census_with_an_extra_column_is_an_error_naming_the_file(tiny_copy):
+    """Issue 12: one extra column used to become a zero target silently."""
+    path = Path(tiny_copy) / "house_16H.csv.gz"
+    _rewrite(path, lambda L: [L[0] + ",extra"] + [r + ",0" for r in L[1:]])
+    with pytest.raises(ValueError, match=r"census: expected 17 columns in '.*house_16H\.csv\.gz', "
+                                         r"got 18"):
+        ds.load_census(tiny_copy)
+
+
+def test_insurance_targets_one_row_short_is_an_error(tiny_copy):
+    """Issue 12: a targets file one row short gave X and y of different lengths."""
+    path = Path(tiny_copy) / "tictgts2000.txt.gz"
+    _rewrite(path, lambda L: L[:-1])
+    with pytest.raises(ValueError, match=r"insurance: '.*ticeval2000\.txt\.gz' has 80 rows but "
+                                         r"'.*tictgts2000\.txt\.gz' has 79"):
+        ds.load_insurance(tiny_copy)
+
+
+def test_insurance_wrong_column_counts_name_the_file(tiny_copy):
+    path = Path(tiny_copy) / "ticeval2000.txt.gz"
+    _rewrite(path, lambda L: [r + "\t1" for r in L])
+    with pytest.raises(ValueError, match=r"insurance: expected 85 columns .* in "
+                                         r"'.*ticeval2000\.txt\.gz', got 86"):
+        ds.load_insurance(tiny_copy)
+
+
+def test_ragged_file_is_an_error_naming_the_file(tiny_copy):
+    path = Path(tiny_copy) / "keggundirected.csv.gz"
+    _rewrite(path, lambda L: L[:5] + [L[5] + ",1.0"] + L[6:])
+    with pytest.raises(ValueError, match=r"kegg \(undirected\): cannot read "
+                                         r"'.*keggundirected\.csv\.gz' as a numeric table"):
+        ds.load_kegg(tiny_copy)
+
+
+@pytest.mark.parametrize("name, stem, sep", [("kegg", "keggundirected.csv", ","),
+                                             ("covtype", "covtype.data", ","),
+                                             ("year_prediction_msd", "YearPredictionMSD.txt", ","),
+                                             ("wine", "winequality-white.csv", ";")])
+def test_a_missing_column_is_an_error_naming_the_file(tiny_copy, name, stem, sep):
+    path = _gz(tiny_copy, stem)
+    _rewrite(path, lambda L: [r.rsplit(sep, 1)[0] for r in L])
+    with pytest.raises(ValueError, match=rf"expected \d+ columns.* in '.*{stem}.*', got"):
+        ds.load_dataset(name, tiny_copy)
+
+
+def test_header_and_rows_must_agree(tiny_copy):
+    path = Path(tiny_copy) / "parkinsons_updrs.data.gz"
+    _rewrite(path, lambda L: [L[0].rsplit(",", 1)[0]] + L[1:])  # header one name short
+    with pytest.raises(ValueError, match=r"parkinsons: expected 21 columns \(as many as the "
+                                         r"header names, 21\) in '.*parkinsons_updrs"):
+        ds.load_parkinsons(tiny_copy)

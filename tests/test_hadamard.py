@@ -405,7 +405,7 @@ def test_normalize_fused_scale_every_isa(restore_isa):
 
 
 def test_set_isa_errors(restore_isa):
-    with pytest.raises(ValueError, match="unknown FWHT code path 'sse9'"):
+    with pytest.raises(ValueError, match="unknown SIMD code path 'sse9'"):
         _fwht.set_isa("sse9")
     _fwht.set_isa("scalar")
     assert _fwht.isa() == "scalar"

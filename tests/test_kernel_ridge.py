@@ -58,7 +58,8 @@ def test_dual_equals_random_feature_ridge_on_the_same_kernel(global_random_seed,
     Z = rff.transform(X)
     np.testing.assert_allclose(Z @ Z.T, _EmpiricalKernel(W)(X), atol=1e-12)
     alpha = 1e-2
-    rf = RandomFeatureRidge(rff, alphas=alpha, fit_intercept=fit_intercept).fit(X, y)
+    rf = RandomFeatureRidge(rff, alphas=alpha, alpha_scale="mean",
+                            fit_intercept=fit_intercept).fit(X, y)
     ex = ExactKernelRidge(_EmpiricalKernel(W), alphas=alpha, fit_intercept=fit_intercept)
     ex.fit(X, y)
     Xt = np.random.default_rng(global_random_seed + 1).normal(size=(30, 3))
@@ -74,7 +75,7 @@ def test_converges_to_random_feature_ridge_as_D_grows():
     dist = []
     for D in (64, 4096):
         rf = RandomFeatureRidge(RandomFourierFeatures(2 * D, sigma=1.5, random_state=0),
-                                alphas=1e-3).fit(X, y)
+                                alphas=1e-3, alpha_scale="mean").fit(X, y)
         dist.append(np.sqrt(np.mean((rf.predict(Xt) - ex) ** 2)))
     assert dist[1] < dist[0] / 4  # 64x more features: 8x closer expected
 

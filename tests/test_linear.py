@@ -8,12 +8,17 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from randfeat import RandomBinningFeatures, RandomFourierFeatures
-from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
+from randfeat.linear import (
+    AlphaAtGridEdgeWarning,
+    RandomFeatureRidge,
+    RandomFeatureRidgeClassifier,
+    RidgeStatistics,
+)
 
 
 def _data(seed, n=200, d=4, k=None):
@@ -25,13 +30,18 @@ def _data(seed, n=200, d=4, k=None):
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("k", [None, 3])
-def test_equals_sklearn_ridge_on_explicit_features(global_random_seed, fit_intercept, k):
+@pytest.mark.parametrize("alpha_scale", ["sum", "mean"])
+def test_equals_sklearn_ridge_on_explicit_features(global_random_seed, fit_intercept, k,
+                                                   alpha_scale):
+    """alpha_scale="sum": alphas is scikit-learn's Ridge(alpha); "mean": Ridge(n * alpha)."""
     X, y = _data(global_random_seed, k=k)
     rff = RandomFourierFeatures(64, sigma=2.0, random_state=global_random_seed).fit(X)
     Z = rff.transform(X)
-    alpha = 1e-3
-    ours = RandomFeatureRidge(clone(rff), alphas=alpha, fit_intercept=fit_intercept).fit(X, y)
-    ref = Ridge(alpha=alpha * len(X), fit_intercept=fit_intercept, solver="cholesky").fit(Z, y)
+    alpha = 0.2 if alpha_scale == "sum" else 1e-3
+    ours = RandomFeatureRidge(clone(rff), alphas=alpha, alpha_scale=alpha_scale,
+                              fit_intercept=fit_intercept).fit(X, y)
+    sk_alpha = alpha if alpha_scale == "sum" else alpha * len(X)
+    ref = Ridge(alpha=sk_alpha, fit_intercept=fit_intercept, solver="cholesky").fit(Z, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(ours.predict(X), ref.predict(Z), rtol=1e-7, atol=1e-9)
@@ -41,8 +51,8 @@ def test_equals_sklearn_ridge_on_explicit_features(global_random_seed, fit_inter
 
 def test_passthrough_is_plain_ridge(global_random_seed):
     X, y = _data(global_random_seed)
-    ours = RandomFeatureRidge(alphas=0.01).fit(X, y)
-    ref = Ridge(alpha=0.01 * len(X)).fit(X, y)
+    ours = RandomFeatureRidge(alphas=0.5).fit(X, y)
+    ref = Ridge(alpha=0.5).fit(X, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-9)
 
 
@@ -63,18 +73,17 @@ def test_alpha_path_validation_scores_match_explicit_refits(global_random_seed):
     """validation_scores_[j] = MSE on the held-out rows of Ridge(alpha_j) fitted on the rest, and
     the final model = Ridge(alpha_) on all rows."""
     X, y = _data(global_random_seed, n=120)
-    alphas = [1e-5, 1e-3, 1e-1, 1.0]
+    alphas = [1e-3, 1e-1, 10.0, 100.0]
     m = RandomFeatureRidge(alphas=alphas, validation_fraction=0.25,
                            random_state=global_random_seed).fit(X, y)
     rng = np.random.default_rng(global_random_seed)
     perm = rng.permutation(len(X))
     va, tr = np.sort(perm[:30]), np.sort(perm[30:])
     for a, s in zip(alphas, m.validation_scores_, strict=True):
-        r = Ridge(alpha=a * len(tr)).fit(X[tr], y[tr])
+        r = Ridge(alpha=a).fit(X[tr], y[tr])
         assert s == pytest.approx(np.mean((r.predict(X[va]) - y[va]) ** 2), rel=1e-8)
     assert m.alpha_ == alphas[int(np.argmin(m.validation_scores_))]
-    np.testing.assert_allclose(m.coef_, Ridge(alpha=m.alpha_ * len(X)).fit(X, y).coef_,
-                               rtol=1e-8)
+    np.testing.assert_allclose(m.coef_, Ridge(alpha=m.alpha_).fit(X, y).coef_, rtol=1e-8)
 
 
 @pytest.mark.parametrize("solver", ["lsqr", "cg"])
@@ -82,7 +91,8 @@ def test_sparse_path_equals_dense_path(global_random_seed, solver):
     """Binning features (CSR): LSQR / CG solution = streaming normal equations (Cholesky)."""
     X, y = _data(global_random_seed, n=150, d=3)
     rb = RandomBinningFeatures(8, sigma=2.0, random_state=global_random_seed)
-    kw = dict(alphas=[1e-3, 1e-2, 1e-1], random_state=1, tol=1e-12, max_iter=20_000)
+    kw = dict(alphas=[1e-3, 1e-2, 1e-1], alpha_scale="mean", random_state=1, tol=1e-12,
+              max_iter=20_000)
     it = RandomFeatureRidge(rb, solver=solver, **kw).fit(X, y)
     ch = RandomFeatureRidge(rb, solver="cholesky", **kw).fit(X, y)
     assert it.solver_ == solver and ch.solver_ == "cholesky"
@@ -155,7 +165,7 @@ def test_float32_input_and_readonly_not_modified():
 # ----------------------------------------------------------------------------- errors
 def test_errors():
     X, y = _data(0, n=30)
-    with pytest.raises(ValueError, match=r"alphas must all be finite and > 0 .* got \[0.1, -1\]"):
+    with pytest.raises(ValueError, match=r"alphas must all be finite and > 0, got \[0.1, -1\]"):
         RandomFeatureRidge(alphas=[0.1, -1]).fit(X, y)
     with pytest.raises(ValueError, match="non-empty"):
         RandomFeatureRidge(alphas=[]).fit(X, y)
@@ -184,10 +194,26 @@ def test_errors():
         RandomFeatureRidgeClassifier().fit(X, y)
 
 
+def _split_breaks_weight_equivalence(estimator):
+    # With a grid of alphas, fit holds out a random validation split of the *rows*: a row repeated
+    # k times is not a row of weight k there, so the chosen alpha may differ.  With one alpha (no
+    # split) the equivalence holds and the check runs (the single-alpha estimators below).
+    if np.size(estimator._check_alphas()) > 1:
+        reason = "the validation split is over rows: repeating a row is not weighting it"
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
+    return {}
+
+
 @parametrize_with_checks([RandomFeatureRidge(random_state=0),
                           RandomFeatureRidgeClassifier(random_state=0),
                           RandomFeatureRidge(RandomFourierFeatures(200, sigma=5.0, random_state=0),
-                                             random_state=0)])
+                                             random_state=0),
+                          RandomFeatureRidge(alphas=1.0),
+                          RandomFeatureRidgeClassifier(alphas=1.0),
+                          RandomFeatureRidge(RandomFourierFeatures(200, sigma=5.0, random_state=0),
+                                             alphas=1.0)],
+                         expected_failed_checks=_split_breaks_weight_equivalence)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -209,7 +235,7 @@ def test_float32_gram_close_to_float64(global_random_seed, chunk_size):
     the float64 one to ~1e-4, and the default path is the float64 one."""
     X, y = _data(global_random_seed, n=300, d=5)
     f = RandomFourierFeatures(128, sigma=2.0, random_state=global_random_seed)
-    kw = dict(alphas=1e-3, chunk_size=chunk_size)
+    kw = dict(alphas=1e-3, alpha_scale="mean", chunk_size=chunk_size)
     a = RandomFeatureRidge(f, gram_dtype="float32", **kw).fit(X, y)
     b = RandomFeatureRidge(f, gram_dtype="float64", **kw).fit(X, y)
     c = RandomFeatureRidge(f, **kw).fit(X, y)
@@ -219,7 +245,8 @@ def test_float32_gram_close_to_float64(global_random_seed, chunk_size):
     assert np.linalg.norm(a.coef_ - b.coef_) <= 1e-3 * scale
     np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-3 * np.std(y))
     # the alpha path (validation) uses the same Gram precision
-    kw = dict(alphas=np.logspace(-3, 0, 4), chunk_size=chunk_size, random_state=0)
+    kw = dict(alphas=np.logspace(-3, 0, 4), alpha_scale="mean", chunk_size=chunk_size,
+              random_state=0)
     a = RandomFeatureRidgeClassifier(f, gram_dtype="float32", **kw).fit(X, y > 0)
     b = RandomFeatureRidgeClassifier(f, **kw).fit(X, y > 0)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-3)
@@ -378,14 +405,14 @@ def test_ridge_statistics_path_methods_and_threads(global_random_seed):
 
 def test_ridge_statistics_is_what_fit_accumulates(global_random_seed):
     """RandomFeatureRidge.fit merges per-chunk RidgeStatistics in chunk order: the same chunks
-    streamed by hand give bit-identically the fitted model (alpha per sample = n alpha here)."""
+    streamed by hand give bit-identically the fitted model."""
     X, y = _data(global_random_seed, n=333, d=5)
     f = RandomFourierFeatures(48, sigma=2.0, random_state=global_random_seed).fit(X)
     m = RandomFeatureRidge(clone(f), alphas=1e-3, chunk_size=50, n_threads=2).fit(X, y)
     st = RidgeStatistics()
     for a in range(0, len(X), 50):
         st += RidgeStatistics().partial_fit(f.transform(X[a:a + 50]), y[a:a + 50])
-    coef, _ = st.solve(1e-3 * len(X))
+    coef, _ = st.solve(1e-3)
     np.testing.assert_array_equal(coef[0], m.coef_)
 
 
@@ -453,3 +480,137 @@ def test_ridge_statistics_errors():
     before = Z.copy()
     RidgeStatistics().partial_fit(Z, y, np.ones(10))
     np.testing.assert_array_equal(Z, before)  # inputs are never modified
+
+
+# ----------------------------------------------------------------------------- issue 16
+@pytest.mark.parametrize("solver", ["cholesky", "lsqr", "cg"])
+@pytest.mark.parametrize("k", [None, 2])
+def test_sample_weight_equals_sklearn_ridge(global_random_seed, solver, k):
+    """fit(X, y, sample_weight) = scikit-learn's Ridge(alpha).fit(Z, y, sample_weight) on the same
+    features: 1e-8 for the direct solve (two Cholesky solves of one system), 1e-6 for LSQR / CG
+    at tol=1e-12 (Krylov stopping error).  Zero weights drop rows exactly."""
+    X, y = _data(global_random_seed, n=240, d=4, k=k)
+    rng = np.random.default_rng(global_random_seed + 7)
+    w = rng.uniform(0.0, 3.0, size=len(X))
+    w[::9] = 0.0
+    rff = RandomFourierFeatures(40, sigma=2.0, random_state=global_random_seed).fit(X)
+    Z = rff.transform(X)
+    tol = 1e-8 if solver == "cholesky" else 1e-6
+    ours = RandomFeatureRidge(clone(rff), alphas=0.3, solver=solver, tol=1e-12,
+                              max_iter=50_000).fit(X, y, sample_weight=w)
+    ref = Ridge(alpha=0.3, solver="cholesky").fit(Z, y, sample_weight=w)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=tol, atol=tol)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=tol, atol=tol)
+    keep = w > 0
+    dropped = RandomFeatureRidge(clone(rff), alphas=0.3).fit(X[keep], y[keep],
+                                                             sample_weight=w[keep])
+    np.testing.assert_allclose(ours.coef_, dropped.coef_, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 1.0, 1: 4.0, 2: 0.5}, None])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_class_weight_equals_sklearn_ridge_classifier(global_random_seed, class_weight,
+                                                      n_classes):
+    """class_weight ("balanced" or a dict) times sample_weight, as scikit-learn's
+    RidgeClassifier on the same features: coefficients equal to 1e-8 (two Cholesky solves)."""
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.normal(size=(300, 3))
+    lab = np.minimum(rng.geometric(0.5, size=300) - 1, n_classes - 1)  # unbalanced classes
+    if isinstance(class_weight, dict) and n_classes == 2:
+        class_weight = {0: 1.0, 1: 4.0}
+    sw = rng.uniform(0.5, 2.0, size=300)
+    rff = RandomFourierFeatures(32, sigma=1.5, random_state=global_random_seed).fit(X)
+    ours = RandomFeatureRidgeClassifier(clone(rff), alphas=2.0, class_weight=class_weight).fit(
+        X, lab, sample_weight=sw)
+    ref = RidgeClassifier(alpha=2.0, class_weight=class_weight, solver="cholesky").fit(
+        rff.transform(X), lab, sample_weight=sw)
+    # (binary: scikit-learn's coef_ is (D,) or (1, D) depending on version; compare flat)
+    np.testing.assert_allclose(ours.coef_.ravel(), np.ravel(ref.coef_), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(np.ravel(ours.intercept_), np.ravel(ref.intercept_), rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(rff.transform(X)))
+
+
+def test_class_weight_changes_the_model_and_is_validated():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=200) > 1.0).astype(int)  # about 1 positive in 5
+    plain = RandomFeatureRidgeClassifier(alphas=1.0).fit(X, y)
+    bal = RandomFeatureRidgeClassifier(alphas=1.0, class_weight="balanced").fit(X, y)
+    assert bal.predict(X).mean() > plain.predict(X).mean()  # balanced predicts more positives
+    with pytest.raises(ValueError, match=r"class_weight names classes that are not in y: \[7\]"):
+        RandomFeatureRidgeClassifier(alphas=1.0, class_weight={0: 1.0, 7: 2.0}).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="class_weight"):
+        RandomFeatureRidgeClassifier(class_weight="auto").fit(X, y)
+    with pytest.raises(ValueError, match="zero for every sample"):
+        RandomFeatureRidge(alphas=1.0).fit(X, X[:, 1], sample_weight=np.zeros(200))
+    with pytest.raises(ValueError, match=r"sample_weight must be >= 0"):
+        RandomFeatureRidge(alphas=1.0).fit(X, X[:, 1], sample_weight=-np.ones(200))
+    perm = np.random.default_rng(0).permutation(200)
+    w = np.zeros(200)
+    w[perm[40:]] = 1.0  # the 40 validation rows of random_state=0 all have weight 0
+    with pytest.raises(ValueError, match="validation part of the split .* only zero sample"):
+        RandomFeatureRidge(alphas=[0.1, 1.0], random_state=0).fit(X, X[:, 1], sample_weight=w)
+
+
+def test_alphas_use_sklearn_scale_on_adult():
+    """Issue 16: alphas=[1.0] on Adult gave a model predicting one class (the penalty was per
+    sample, n * 1.0); in scikit-learn's scale it is RidgeClassifier(alpha=1.0) on the same
+    features (same predictions; about 15 % test error)."""
+    import os
+
+    from randfeat.datasets import load_adult
+    if not os.environ.get("RANDFEAT_DATA"):
+        pytest.skip("RANDFEAT_DATA is not set (the Adult files are read from it)")
+    d = load_adult()
+    tr, te = ~d.is_test, d.is_test
+    X = d.X.toarray()
+    rff = RandomFourierFeatures(500, sigma=4.0, random_state=0).fit(X[tr])
+    ours = RandomFeatureRidgeClassifier(clone(rff), alphas=[1.0]).fit(X[tr], d.y[tr])
+    ref = RidgeClassifier(alpha=1.0, solver="cholesky").fit(rff.transform(X[tr]), d.y[tr])
+    pred = ours.predict(X[te])
+    assert np.mean(pred != ref.predict(rff.transform(X[te]))) < 1e-3
+    err = np.mean(pred != d.y[te])
+    assert 0.10 < err < 0.20 and len(np.unique(pred)) == 2
+    # the per-sample scale is still there by name, and with alpha = 1 it is the one-class model
+    mean = RandomFeatureRidgeClassifier(clone(rff), alphas=[1.0], alpha_scale="mean").fit(
+        X[tr], d.y[tr])
+    assert np.mean(mean.predict(X[te]) == mean.predict(X[te])[0]) > 0.99
+
+
+def test_alpha_at_grid_edge_warns():
+    X, y = _data(0, n=200, d=3)
+    f = RandomFourierFeatures(64, sigma=2.0, random_state=0)
+    with pytest.warns(AlphaAtGridEdgeWarning, match="largest of the grid"):
+        RandomFeatureRidge(f, alphas=[1e-9, 1e-8, 1e-7], random_state=0).fit(X, np.zeros(200))
+    with pytest.warns(AlphaAtGridEdgeWarning, match="smallest of the grid"):
+        RandomFeatureRidge(f, alphas=[1e3, 1e4, 1e5], random_state=0).fit(X, y)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AlphaAtGridEdgeWarning)
+        m = RandomFeatureRidge(f, alphas=np.logspace(-6, 6, 13), random_state=0).fit(X, y)
+        assert m.alphas_.min() < m.alpha_ < m.alphas_.max()
+        RandomFeatureRidge(f, alphas=1.0).fit(X, y)  # no grid, no warning
+
+
+def test_learners_take_every_random_state_and_the_transformers_n_threads_rule(global_random_seed):
+    X, y = _data(global_random_seed, n=80, d=3)
+    kw = dict(alphas=[0.1, 1.0, 10.0])
+    ref = RandomFeatureRidge(random_state=global_random_seed, **kw).fit(X, y)
+    for rs in (np.random.default_rng(global_random_seed), np.random.SeedSequence(3),
+               np.random.PCG64(3), np.random.RandomState(3), None):
+        m = RandomFeatureRidge(random_state=rs, **kw).fit(X, y)
+        assert m.coef_.shape == ref.coef_.shape
+        RandomFeatureRidgeClassifier(random_state=rs, **kw).fit(X, y > 0)
+    same = RandomFeatureRidge(random_state=global_random_seed, **kw).fit(X, y)
+    np.testing.assert_array_equal(same.coef_, ref.coef_)
+    # n_threads=0: the same error type as the transformers'
+    with pytest.raises(InvalidParameterError, match="n_threads") as ours:
+        RandomFeatureRidge(n_threads=0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="n_threads") as theirs:
+        RandomFourierFeatures(8, n_threads=0).fit(X)
+    assert type(ours.value) is type(theirs.value)
+    with pytest.raises(TypeError):
+        RandomFeatureRidge("passthrough", [1.0])  # keyword-only after features
+    with pytest.raises(TypeError):
+        RandomFeatureRidgeClassifier("passthrough", [1.0])

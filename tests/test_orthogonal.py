@@ -246,7 +246,7 @@ def test_rff_sampling_width_dtype_seed(sampling, features, global_dtype):
     assert Z.shape == (5, 30) and Z.dtype == global_dtype
     n_freq = 15 if features == "paired" else 30
     W = sample_frequencies(GaussianKernel(1.0), n_freq, 6, np.random.default_rng(3), sampling)
-    np.testing.assert_array_equal(rff.random_weights_, W.astype(global_dtype))
+    np.testing.assert_array_equal(rff.frequencies_, W.astype(global_dtype))
     Z2 = RandomFourierFeatures(30, sampling=sampling, features=features,
                                random_state=3).fit_transform(X.astype(np.float64))
     np.testing.assert_allclose(Z, Z2, rtol=1e-4 if global_dtype == np.float32 else 0,
@@ -263,14 +263,14 @@ def test_rff_sampling_identical_for_any_n_threads(sampling, global_dtype):
 
 
 def test_rff_sampling_random_state_kinds():
-    a = RandomFourierFeatures(8, sampling="orthogonal", random_state=5).fit(X5).random_weights_
+    a = RandomFourierFeatures(8, sampling="orthogonal", random_state=5).fit(X5).frequencies_
     b = RandomFourierFeatures(8, sampling="orthogonal",
-                              random_state=np.random.default_rng(5)).fit(X5).random_weights_
-    c = RandomFourierFeatures(8, sampling="orthogonal", random_state=6).fit(X5).random_weights_
+                              random_state=np.random.default_rng(5)).fit(X5).frequencies_
+    c = RandomFourierFeatures(8, sampling="orthogonal", random_state=6).fit(X5).frequencies_
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
-    q1 = RandomFourierFeatures(8, sampling="qmc_sobol", random_state=5).fit(X5).random_weights_
-    q2 = RandomFourierFeatures(8, sampling="qmc_sobol", random_state=5).fit(X5).random_weights_
+    q1 = RandomFourierFeatures(8, sampling="qmc_sobol", random_state=5).fit(X5).frequencies_
+    q2 = RandomFourierFeatures(8, sampling="qmc_sobol", random_state=5).fit(X5).frequencies_
     np.testing.assert_array_equal(q1, q2)
 
 

@@ -124,12 +124,12 @@ def test_input_not_modified():
 
 def test_errors():
     X = np.zeros((3, 4))
-    with pytest.raises(ValueError, match="even n_components"):
-        StructuredOrthogonalFeatures(7).fit(X)
     with pytest.raises(ValueError, match="sigma"):
         StructuredOrthogonalFeatures(8, sigma=0.0).fit(X)
     with pytest.raises(ValueError, match="sigma"):
         StructuredOrthogonalFeatures(8, sigma=float("inf")).fit(X)
+    with pytest.raises(ValueError, match="sigma"):
+        StructuredOrthogonalFeatures(8, sigma="mean").fit(X)
     with pytest.raises(ValueError, match="features"):
         StructuredOrthogonalFeatures(8, features="cos").fit(X)
     with pytest.raises(ValueError, match="n_threads"):
@@ -159,6 +159,18 @@ def test_compiled_kernel_guards():
     with pytest.raises(ValueError, match="inconsistent buffers"):
         _sorf.sorf_transform(X, signs, np.empty(0), np.empty((2, 7)), np.empty((1, 4)), 2,
                              1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="scratch"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, np.empty((1, 3)), 2, 1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="log_d"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 31, 1.0, 1.0, 4, 0, 1)
+    with pytest.raises(ValueError, match="n_threads"):
+        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 2, 1.0, 1.0, 4, 0, 40000)
+    # the policy's own scratch (None) and a caller's scratch give the same bits
+    a, b = np.empty((2, 8)), np.empty((2, 8))
+    Xr = np.arange(8.0).reshape(2, 4)
+    _sorf.sorf_transform(Xr, signs, np.empty(0), a, None, 2, 0.25, 0.5, 4, 0, 2)
+    _sorf.sorf_transform(Xr, signs, np.empty(0), b, np.empty((1, 4)), 2, 0.25, 0.5, 4, 0, 2)
+    assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("d", [16, 256])
@@ -192,3 +204,47 @@ def test_approximates_the_gaussian_kernel():
     X = np.random.default_rng(3).normal(size=(20, 30))
     Z = StructuredOrthogonalFeatures(2 * 16384, sigma=5.0, random_state=0).fit_transform(X)
     assert np.abs(Z @ Z.T - GaussianKernel(5.0)(X)).max() < 0.05
+
+
+def test_odd_paired_width_and_sigma_rules():
+    """An odd paired width D = 2m - 1: the first m - 1 pairs, then the phase-shifted feature of
+    the last frequency (the convention of RandomFourierFeatures and Fastfood), checked against
+    the explicit projections; sigma=None is 1.0 and "scale"/"median" use the data rule."""
+    from randfeat._base import data_sigma
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6, 5))
+    est = StructuredOrthogonalFeatures(11, random_state=2).fit(X)
+    Z = est.transform(X)
+    assert Z.shape == (6, 11) and est.n_freq_ == 6 and est.offsets_.shape == (1,)
+    P = est._project(X)                                        # (6, 6) projections W x
+    s = math.sqrt(2.0 / 11)
+    np.testing.assert_allclose(Z[:, :5], s * np.cos(P[:, :5]), atol=1e-12)
+    np.testing.assert_allclose(Z[:, 5:10], s * np.sin(P[:, :5]), atol=1e-12)
+    np.testing.assert_allclose(Z[:, 10], s * np.cos(P[:, 5] + est.offsets_[0]), atol=1e-12)
+    np.testing.assert_array_equal(
+        StructuredOrthogonalFeatures(8, sigma=None, random_state=0).fit_transform(X),
+        StructuredOrthogonalFeatures(8, sigma=1.0, random_state=0).fit_transform(X))
+    for rule in ("scale", "median"):
+        e = StructuredOrthogonalFeatures(8, sigma=rule, random_state=0).fit(X)
+        assert e.sigma_ == pytest.approx(data_sigma(rule, X))
+        np.testing.assert_array_equal(
+            e.transform(X), StructuredOrthogonalFeatures(8, sigma=e.sigma_, random_state=0)
+            .fit_transform(X))
+
+
+def test_fitted_arrays_read_only_and_refit_is_atomic():
+    X = np.random.default_rng(0).normal(size=(4, 8))
+    est = StructuredOrthogonalFeatures(9, features="phase", random_state=0).fit(X)
+    assert not est.signs_.flags.writeable and not est.offsets_.flags.writeable
+    with pytest.raises(ValueError):
+        est.signs_[0, 0, 0] = 1
+    before = est.transform(X)
+    with pytest.raises(ValueError, match="sigma"):
+        est.set_params(sigma=float("nan")).fit(X)
+    est.set_params(sigma=1.0)
+    np.testing.assert_array_equal(est.transform(X), before)   # the failed fit left it whole
+    est.set_params(features="paired")
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError, match="changed after fit"):
+        est.transform(X)

@@ -14,8 +14,8 @@ Module attributes
 ``PARAMS``     {"smoke": {...}, "quick": {...}, "full": {...}} — the parameter grids
 ``COST``       optional number (default 1), relative run time used to schedule ``--jobs``
 ``TIGHTNESS``  optional str: what the verdict's ``tightness`` number means ("D_emp / D_bound",
-               1 = bound attained).  Expected as soon as ``verdict`` returns a tightness (a
-               :class:`ContractWarning` otherwise; the report then prints no meaning).
+               1 = bound attained).  Expected as soon as ``verdict`` returns a tightness (the
+               report says "meaning not stated" otherwise).
 
 Functions
 
@@ -25,16 +25,18 @@ Functions
 ``verdict(result) -> dict``
     keys ``verdict`` ("pass" | "fail" | "vacuous"), ``statistic`` (dict), ``tightness`` (float or
     None), ``summary`` (str, computed from the result); optional ``table`` (markdown), ``notes``
-    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9).
+    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9),
+    ``tightness_ci`` ([lo, hi], a 95% interval for ``tightness``).
 ``plot(result, verdict) -> matplotlib.figure.Figure``
     draws from the result and the verdict dict (no recomputation).  A one-argument
-    ``plot(result)`` (the contract before this change) is still accepted, with a warning.
+    ``plot(result)`` (the first contract) is still accepted and called as such.
 
-Changes from the first contract (a module written to it still runs, with warnings):
+Changes from the first contract (a module written to it still runs unchanged, without warnings):
 ``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``; ``summary``
-is required; ``power`` optional; the module is validated on load (:class:`ContractError` naming
-every problem); ``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
-``montecarlo.replicate`` rejects repeated seeds and all-identical replicates.
+is required; ``power`` and ``tightness_ci`` optional; the module is validated on load
+(:class:`ContractError` naming every problem); ``montecarlo.random_state_of`` returns the
+SeedSequence itself (not an int) and ``montecarlo.replicate`` rejects repeated seeds and
+all-identical replicates.
 """
 
 from __future__ import annotations
@@ -43,12 +45,11 @@ import importlib
 import inspect
 import numbers
 import pkgutil
-import warnings
 
 from analysis import CHECKS as _LISTED
 
 __all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "plot",
-           "ContractError", "ContractWarning", "VERDICTS"]
+           "ContractError", "VERDICTS"]
 
 VERDICTS = ("pass", "fail", "vacuous")
 MODES = ("smoke", "quick", "full")
@@ -58,10 +59,6 @@ _ORDER = list(_LISTED)
 
 class ContractError(TypeError):
     """A check module or its verdict does not follow the contract above."""
-
-
-class ContractWarning(UserWarning):
-    """A check module follows the contract only loosely (e.g. a tightness without a meaning)."""
 
 
 def discover() -> list:
@@ -125,9 +122,12 @@ def validate_verdict(mod, v) -> dict:
     elif t is not None:
         if not isinstance(t, numbers.Real):
             errs.append(f"'tightness' must be a number or None, got {t!r}")
-        if not getattr(mod, "TIGHTNESS", None):
-            warnings.warn(f"{mod.NAME}.verdict() returns a tightness but the module states no "
-                          "TIGHTNESS (what the number means)", ContractWarning, stacklevel=2)
+    ci = v.get("tightness_ci")
+    if ci is not None and not (isinstance(ci, (list, tuple)) and len(ci) == 2
+                               and all(isinstance(x, numbers.Real) for x in ci)):
+        errs.append(f"'tightness_ci' must be [lo, hi] (numbers) or absent, got {ci!r}")
+    if v.get("power") is not None and not isinstance(v["power"], str):
+        errs.append("'power' must be a str or absent")
     if errs:
         raise ContractError(f"{mod.NAME}.verdict(): " + "; ".join(errs))
     return v
@@ -140,8 +140,6 @@ def plot(mod, result, v):
           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(ps) >= 2:
         return mod.plot(result, v)
-    warnings.warn(f"{mod.NAME}.plot(result) recomputes the verdict; the contract is now "
-                  "plot(result, verdict)", DeprecationWarning, stacklevel=2)
     return mod.plot(result)
 
 

@@ -146,6 +146,7 @@ def verdict(res):
                            "per_comparison_level": level, "n_comparisons": m,
                            "non_vacuous_comparisons": n_nonvac, "failed": fails},
                 tightness=med,
+                tightness_ci=med_ci if ratios_lo else None,
                 summary=(f"no exceedance rate above 2 delta ({n_nonvac} non-vacuous comparisons of "
                          f"{m}: elsewhere t(delta) >= 1 + k, the largest possible error); "
                          f"empirical (1-2delta)-quantile / threshold: median {med:.3f} "

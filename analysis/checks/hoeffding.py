@@ -128,6 +128,11 @@ def verdict(res):
     mean_ratio = {k: float(np.mean(v)) for k, v in ratios.items()}
     # the largest ratio (the size where the bound is tightest) with its order-statistic interval
     max_ratio = {k: (float(np.max(v)), cis[k][int(np.argmax(v))]) for k, v in ratios.items()}
+    # interval of the mean over sizes: the means of the per-size 95% limits
+    mean_ci = {k: [float(np.mean([c[0] for c in v])), float(np.mean([c[1] for c in v]))]
+               for k, v in cis.items()}
+    pk = [k for k in mean_ratio if "paired" in k]
+    tight_ci = mean_ci[pk[0]] if pk and all(np.isfinite(mean_ci[pk[0]])) else None
     paired = [v for k, v in mean_ratio.items() if "paired" in k]
     tight = paired[0] if paired else float(np.mean(list(mean_ratio.values())))
     verdict_ = "fail" if fails else ("pass" if n_nonvac else "vacuous")
@@ -154,7 +159,8 @@ def verdict(res):
                            "tightness_max_ci95": {k: [v, c] for k, (v, c) in max_ratio.items()},
                            "non_vacuous_comparisons": n_nonvac, "n_comparisons": m,
                            "per_comparison_level": level, "failed": fails},
-                tightness=tight, summary=summary, table=table, notes=notes, power=power)
+                tightness=tight, tightness_ci=tight_ci, summary=summary, table=table,
+                notes=notes, power=power)
 
 
 def plot(res, v):

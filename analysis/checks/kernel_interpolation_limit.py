@@ -78,7 +78,7 @@ def run(params, seed, progress=None):
             r = []
             for ss in mc.seed_sequences(seed, NAME, D, n=params["R"]):
                 rf = RandomFeatureRidge(build_map(D, mc.random_state_of(ss)), alphas=lam,
-                                        n_threads=1).fit(X, y)
+                                        alpha_scale="mean", n_threads=1).fit(X, y)
                 r.append(float(np.sqrt(np.mean((rf.predict(Xt) - f) ** 2))) / scale)
                 if progress is not None:
                     progress.tick()

@@ -69,7 +69,7 @@ def rf_predict(m, random_state, X, y, Xt, alpha):
     from randfeat.linear import RandomFeatureRidge
 
     if 2 * m <= len(X):
-        return RandomFeatureRidge(build_map(m, random_state), alphas=alpha,
+        return RandomFeatureRidge(build_map(m, random_state), alphas=alpha, alpha_scale="mean",
                                   n_threads=1).fit(X, y).predict(Xt)
     mp = build_map(m, random_state).fit(X)
     return rf_ridge_dual(np.asarray(mp.transform(X), float), np.asarray(mp.transform(Xt), float),

@@ -23,9 +23,7 @@ int8 signs (x * (+-1) is exact).  The d_in % 8 tail reads its bits one by one.
 Elementwise passes.  Signs, the gather ``w = G Pi u`` and the output scaling ``S w * scale``
 are C loops in ``src/fastfood_block.c`` compiled for x86-64-v4 / v3 / baseline and picked at
 run time (vector gathers and 512/256-bit products; the same IEEE operations in the same order
-on every path).  Measured at d = 1024, n = 16384, float64, one vector, one thread, without
-the trigonometric pass: 37 us with the former scalar Cython loops and 16-byte sign products,
-24-31 us with the C passes (the FWHTs are the rest).
+on every path; measurements in benchmarks/README.md).
 
 Loop order is row-outer (each thread streams its rows through all blocks): the per-row working
 set -- parameters about n*(1/8 + 4 + 2*sizeof(floating)) bytes (<= 0.8 MB at n = 65536 in
@@ -41,40 +39,21 @@ import numpy as np
 from cython cimport floating
 from cython.parallel cimport prange
 
-from randfeat._lib._fwht cimport fwht_inplace
+from randfeat._lib._cpu cimport (ff_gather_double, ff_gather_float, ff_scale_double,
+                                 ff_scale_float, ff_signs_double, ff_signs_float, fwht_inplace,
+                                 paired_row, phase_row)
 from randfeat._lib._openmp cimport omp_get_thread_num
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
-
-from randfeat._lib._rff_trig cimport paired_row, phase_row
-
-
-cdef extern from "fastfood_block.h" nogil:
-    void rf_ff_sign_tables_init() noexcept
-    void rf_ff_apply_signs_float(float *u, const float *x, const unsigned char *bits,
-                                 Py_ssize_t n) noexcept
-    void rf_ff_apply_signs_double(double *u, const double *x, const unsigned char *bits,
-                                  Py_ssize_t n) noexcept
-    void rf_ff_gather_double(double *w, const double *u, const int *P, const double *G,
-                             Py_ssize_t d) noexcept
-    void rf_ff_gather_float(float *w, const float *u, const int *P, const float *G,
-                            Py_ssize_t d) noexcept
-    void rf_ff_scale_double(double *out, const double *w, const double *S, double scale,
-                            Py_ssize_t m) noexcept
-    void rf_ff_scale_float(float *out, const float *w, const float *S, float scale,
-                           Py_ssize_t m) noexcept
-
-
-rf_ff_sign_tables_init()  # the +-1 tables of the packed signs (before any transform)
 
 
 cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
                               Py_ssize_t n) noexcept nogil:
     """u[k] = x[k] * (-1 if bit k of ``bits`` else 1) for k < n (``src/fastfood_block.c``)."""
     if floating is float:
-        rf_ff_apply_signs_float(u, x, bits, n)
+        ff_signs_float(u, x, bits, n)
     else:
-        rf_ff_apply_signs_double(u, x, bits, n)
+        ff_signs_double(u, x, bits, n)
 
 
 cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
@@ -108,16 +87,16 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
             return -1
         # w = G Pi u, then w = H w
         if floating is float:
-            rf_ff_gather_float(w, u, Pb, Gb, d)
+            ff_gather_float(w, u, Pb, Gb, d)
         else:
-            rf_ff_gather_double(w, u, Pb, Gb, d)
+            ff_gather_double(w, u, Pb, Gb, d)
         if fwht_inplace(w, log_d) != 0:
             return -1
         # z = scale * S w (first m rows of this block) straight into the output row
         if floating is float:
-            rf_ff_scale_float(out + start, w, Sb, scale, m)
+            ff_scale_float(out + start, w, Sb, scale, m)
         else:
-            rf_ff_scale_double(out + start, w, Sb, scale, m)
+            ff_scale_double(out + start, w, Sb, scale, m)
     # trigonometric part in place on the row (vectorised, shared with RandomFourierFeatures)
     if mode == 0:
         return paired_row(out, n_freq, mult)

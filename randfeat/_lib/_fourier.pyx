@@ -15,7 +15,8 @@ differently changes float64 results by an ulp for some shapes: the caller passes
 ``gemm_cut_invariant`` finds the BLAS insensitive to the cut for that dtype.)  The caller must keep the
 BLAS single-threaded during the call (threadpoolctl).
 ``paired_inplace``/``phase_inplace`` apply only the trigonometric part to a given projection.
-The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU).
+The per-row work is in ``src/rff_trig.c`` (vectorised sin/cos, chosen at run time for the CPU),
+compiled into ``_cpu`` (the one owner of the C kernels).
 """
 import numpy as np
 
@@ -26,12 +27,15 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
-from randfeat._lib._rff_trig cimport paired_row, paired_split, phase_row, rf_rff_trig_isa
+from randfeat._lib._cpu cimport paired_row, paired_split, phase_row
+
+from randfeat._lib._cpu import kernel_isas
 
 
 def isa():
-    """Name of the SIMD code path of the sin/cos loops selected at run time for this CPU."""
-    return rf_rff_trig_isa().decode("ascii")
+    """Name of the SIMD code path of the sin/cos loops ("scalar", "avx2", "avx512"), selected at
+    run time for this CPU by the one dispatcher of ``_cpu`` (``_cpu.set_isa`` changes it)."""
+    return kernel_isas()["rff_trig"]
 
 
 # Below this much work (n * m * (d + 16) multiply-adds and trig evaluations, a few ms on one
@@ -59,6 +63,9 @@ cdef enum:
     # dimensions a gemm does not split must stay below it.
     _BLAS_INT_MAX = 2147483647
     _MAX_BLOCK = 1073741824
+    # log2 of the largest work of one block (``_work`` units: 2**32, about 0.1-0.3 s of gemm on
+    # one core), so that Ctrl-C, noticed between blocks, stops a long map within about a second
+    _LOG_MAX_BLOCK_WORK = 32
 
 
 cpdef int check_blas_dims(str where, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ldo) except -1:
@@ -161,11 +168,11 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     """Block length; > 0: blocks of rows, < 0: blocks of frequencies (see module docstring).
 
     Split the larger L of n (rows) and m (frequencies) into at most ``max_blocks`` blocks of at
-    least ``chunk`` (512), or keep one block when the job is too small to be threaded: every
+    least ``chunk`` (512) -- more when a block would exceed 2**32 of work (Ctrl-C is noticed
+    between blocks) --, or keep one block when the job is too small to be threaded: every
     gemm call re-packs the whole operand that is not split, so every extra block costs time on
-    one thread (measured at n = 1000, float32, one thread, phase map, against one block:
-    d = 1024, m = 4096: +3 % with 2 blocks, +4 % with 8; d = 256, m = 16384: +6 % / +18 %;
-    d = 1024, m = 1000: +5 % / +21 %).  Depends on the shapes and ``max_blocks`` only, never
+    one thread (a few to ~20 %, see benchmarks/README.md).  Depends on the shapes and
+    ``max_blocks`` only, never
     on the thread count, so the result is identical for any number of threads."""
     cdef Py_ssize_t L = n if n > m else m
     cdef Py_ssize_t b
@@ -174,6 +181,12 @@ cdef inline Py_ssize_t _block(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize
     if _work(n, m, d) < _PARALLEL_MIN_WORK:
         max_blocks = 1
     b = (L + max_blocks - 1) // max_blocks
+    # no block of more than 2**_LOG_MAX_BLOCK_WORK of work (~0.1 s on one core): Ctrl-C is
+    # noticed between blocks, so a long map stays interruptible within about a second
+    cdef Py_ssize_t per = _work(n, m, d) // L        # the work of one row / frequency
+    cdef Py_ssize_t cap = ((<Py_ssize_t>1) << _LOG_MAX_BLOCK_WORK) // (per if per > 0 else 1)
+    if b > cap:
+        b = cap
     if b < chunk:
         b = chunk
     if b > _MAX_BLOCK:

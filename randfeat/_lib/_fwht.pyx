@@ -1,52 +1,24 @@
 """Compiled FWHT loops.  Private: use :func:`randfeat.fwht`, which validates and allocates."""
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.stdint cimport uintptr_t
 
-from randfeat._lib._openmp cimport RANDFEAT_OPENMP_ENABLED
+from randfeat._lib._cpu cimport (all_finite_double, all_finite_float, fwht_inplace,
+                                 fwht_scaled_double, fwht_scaled_float)
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
 
-cdef extern from "fwht.h" nogil:
-    int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
-    int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
-    void rf_scale_float(float *x, Py_ssize_t n, float s) noexcept
-    void rf_scale_double(double *x, Py_ssize_t n, double s) noexcept
-    int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
-    int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
-    int rf_fwht_set_isa(const char *name) noexcept
+from randfeat._lib._cpu import kernel_isas, openmp_enabled, set_isa  # noqa: F401
 
 cdef enum:
     MIN_WORK = 16384  # smallest number of values worth a thread of its own (~10 µs of work)
     MAX_LOG_N = 30    # the kernel's largest length is 2**30 (src/fwht.c returns -1 above)
 
-ctypedef int (*fwht_f_ptr)(float *, int) noexcept nogil
-ctypedef int (*fwht_d_ptr)(double *, int) noexcept nogil
-
-
-def openmp_enabled():
-    """Whether this extension was compiled with OpenMP."""
-    return bool(RANDFEAT_OPENMP_ENABLED)
 
 
 def isa():
-    """Name of the SIMD code path selected at run time for this CPU ("scalar", "avx2", "avx512")."""
-    return rf_fwht_isa().decode("ascii")
-
-
-def set_isa(name):
-    """Select the FWHT code path by name (tests and benchmarks only; not thread-safe).
-
-    ``name`` is "scalar", "avx2", "avx512" or "auto" (the best this CPU supports).  All paths
-    return bit-identical results.  Raises ValueError for an unknown name or one this CPU lacks.
-    """
-    cdef bytes b = str(name).encode("ascii")
-    cdef int rc = rf_fwht_set_isa(b)
-    if rc == -1:
-        raise ValueError(f"unknown FWHT code path {name!r}; use 'scalar', 'avx2', 'avx512' "
-                         "or 'auto'")
-    if rc == -2:
-        raise ValueError(f"FWHT code path {name!r} is not supported by this CPU or build")
+    """Name of the FWHT's SIMD code path ("scalar", "avx2", "avx512"); ``set_isa`` (from
+    ``_cpu``, the one dispatcher of every kernel) changes it."""
+    return kernel_isas()["fwht"]
 
 
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
@@ -56,18 +28,18 @@ cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
     cdef int rc
     if do_scale:  # scale fused into the last pass
         if floating is float:
-            rc = rf_fwht_scaled_float(x, log_n, scale)
+            rc = fwht_scaled_float(x, log_n, scale)
         else:
-            rc = rf_fwht_scaled_double(x, log_n, scale)
+            rc = fwht_scaled_double(x, log_n, scale)
     else:
         rc = fwht_inplace(x, log_n)
     if rc != 0:
         return -1
     if check:
         if floating is float:
-            return rf_all_finite_float(x, n) == 0
+            return all_finite_float(x, n) == 0
         else:
-            return rf_all_finite_double(x, n) == 0
+            return all_finite_double(x, n) == 0
     return 0
 
 
@@ -125,41 +97,4 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     if n_err:
         raise RuntimeError(f"fwht: the compiled kernel refused {n_err} of {n_rows} rows of "
                            f"length 2**{log_n}")
-    return n_bad
-
-
-def apply_rows_cfunc(floating[:, ::1] x, int log_n, int n_threads, uintptr_t func):
-    """Benchmark hook: call an external C FWHT on every row, with the loop of :func:`fwht_rows`.
-
-    ``func`` is the address of a C function ``int f(T *buf, int log_n)`` (T float or double,
-    matching ``x``), e.g. ``ctypes.cast(lib.fht_float, ctypes.c_void_p).value`` for FFHT, so that
-    a peer kernel is timed with exactly the per-row overhead of randfeat's own.  Returns the
-    number of rows for which ``func`` returned non-zero.
-    """
-    cdef Py_ssize_t i, n_rows = x.shape[0]
-    cdef int n_thr = n_threads
-    cdef Py_ssize_t n_bad = 0
-    cdef fwht_f_ptr ff = <fwht_f_ptr>func
-    cdef fwht_d_ptr fd = <fwht_d_ptr>func
-    if func == 0:
-        raise ValueError("apply_rows_cfunc: func is a NULL pointer")
-    if n_rows == 0 or x.shape[1] == 0:
-        return 0
-    if n_thr > n_rows:
-        n_thr = <int>n_rows
-    if n_thr < 1:
-        n_thr = 1
-    with nogil:
-        if n_thr == 1:
-            for i in range(n_rows):
-                if floating is float:
-                    n_bad = n_bad + (ff(&x[i, 0], log_n) != 0)
-                else:
-                    n_bad = n_bad + (fd(&x[i, 0], log_n) != 0)
-        else:
-            for i in prange(n_rows, schedule="static", num_threads=n_thr):
-                if floating is float:
-                    n_bad += ff(&x[i, 0], log_n) != 0
-                else:
-                    n_bad += fd(&x[i, 0], log_n) != 0
     return n_bad

@@ -1,7 +1,7 @@
 /* See fastfood_block.h. */
 #include <string.h>
 #include "fastfood_block.h"
-#include "rf_clones.h"
+#include "rf_isa.h"
 
 static float rf_sign_table_float[256 * 8] __attribute__((aligned(64)));
 static double rf_sign_table_double[256 * 8] __attribute__((aligned(64)));
@@ -18,46 +18,75 @@ void rf_ff_sign_tables_init(void)
 }
 
 /* Eight products per byte as one vector product (GCC vector extensions: one zmm/ymm
- * multiplication in the v4/v3 clones, split into 16-byte operations in the baseline one).
+ * multiplication in the v4/v3 variants, split into 16-byte operations in the baseline one).
  * Written out because GCC's auto-vectoriser vectorises the loop over bytes instead (gathering
- * table rows across lanes), which measured 3.5x slower.  memcpy: unaligned loads/stores. */
+ * table rows across lanes), which is slower (benchmarks/README.md).  memcpy: unaligned
+ * loads/stores. */
 typedef double rf_v8_double __attribute__((vector_size(8 * sizeof(double))));
 typedef float rf_v8_float __attribute__((vector_size(8 * sizeof(float))));
 
-#define RF_DEFINE_SIGNS(T)                                                                     \
-    RF_CLONES void rf_ff_apply_signs_##T(T *restrict u, const T *restrict x,                   \
-                                         const unsigned char *restrict bits, ptrdiff_t n)      \
-    {                                                                                          \
-        ptrdiff_t j, n8 = n >> 3;                                                              \
-        for (j = 0; j < n8; j++) {                                                             \
-            rf_v8_##T a, m;                                                                    \
-            memcpy(&a, x + 8 * j, sizeof a);                                                   \
-            memcpy(&m, rf_sign_table_##T + 8 * (ptrdiff_t)bits[j], sizeof m);                  \
-            a = a * m;                                                                         \
-            memcpy(u + 8 * j, &a, sizeof a);                                                   \
-        }                                                                                      \
-        for (j = 8 * n8; j < n; j++)                                                           \
-            u[j] = x[j] * rf_sign_table_##T[8 * (ptrdiff_t)bits[j >> 3] + (j & 7)];            \
-    }
 
-RF_DEFINE_SIGNS(double)
-RF_DEFINE_SIGNS(float)
+/* ---- one copy of the passes per ISA level (fastfood_kern.h), dispatched by rf_isa.h ------- */
+typedef struct {
+    void (*signs_d)(double *, const double *, const unsigned char *, ptrdiff_t);
+    void (*signs_f)(float *, const float *, const unsigned char *, ptrdiff_t);
+    void (*gather_d)(double *, const double *, const int *, const double *, ptrdiff_t);
+    void (*gather_f)(float *, const float *, const int *, const float *, ptrdiff_t);
+    void (*scale_d)(double *, const double *, const double *, double, ptrdiff_t);
+    void (*scale_f)(float *, const float *, const float *, float, ptrdiff_t);
+} rf_ff_impl;
 
-#define RF_DEFINE_BLOCK(T)                                                                     \
-    RF_CLONES void rf_ff_gather_##T(T *restrict w, const T *restrict u, const int *restrict P, \
-                                    const T *restrict G, ptrdiff_t d)                          \
-    {                                                                                          \
-        ptrdiff_t k;                                                                           \
-        for (k = 0; k < d; k++)                                                                \
-            w[k] = u[P[k]] * G[k];                                                             \
-    }                                                                                          \
-    RF_CLONES void rf_ff_scale_##T(T *restrict out, const T *restrict w, const T *restrict S,  \
-                                   T scale, ptrdiff_t m)                                       \
-    {                                                                                          \
-        ptrdiff_t k;                                                                           \
-        for (k = 0; k < m; k++)                                                                \
-            out[k] = (w[k] * S[k]) * scale;                                                    \
-    }
+#define RF_SFX scalar
+#include "fastfood_kern.h"
+#undef RF_SFX
+#if RF_HAVE_VARIANTS
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v3")
+#define RF_SFX avx2
+#include "fastfood_kern.h"
+#undef RF_SFX
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+#define RF_SFX avx512
+#include "fastfood_kern.h"
+#undef RF_SFX
+#pragma GCC pop_options
+static const rf_ff_impl *const rf_ff_impls[RF_ISA_COUNT] = {
+    &rf_ff_impl_scalar, &rf_ff_impl_avx2, &rf_ff_impl_avx512};
+#else
+static const rf_ff_impl *const rf_ff_impls[RF_ISA_COUNT] = {
+    &rf_ff_impl_scalar, &rf_ff_impl_scalar, &rf_ff_impl_scalar};
+#endif
 
-RF_DEFINE_BLOCK(double)
-RF_DEFINE_BLOCK(float)
+static inline const rf_ff_impl *rf_ff(void) { return rf_ff_impls[rf_isa_level()]; }
+
+void rf_ff_apply_signs_double(double *u, const double *x, const unsigned char *bits, ptrdiff_t n)
+{
+    rf_ff()->signs_d(u, x, bits, n);
+}
+
+void rf_ff_apply_signs_float(float *u, const float *x, const unsigned char *bits, ptrdiff_t n)
+{
+    rf_ff()->signs_f(u, x, bits, n);
+}
+
+void rf_ff_gather_double(double *w, const double *u, const int *P, const double *G, ptrdiff_t d)
+{
+    rf_ff()->gather_d(w, u, P, G, d);
+}
+
+void rf_ff_gather_float(float *w, const float *u, const int *P, const float *G, ptrdiff_t d)
+{
+    rf_ff()->gather_f(w, u, P, G, d);
+}
+
+void rf_ff_scale_double(double *out, const double *w, const double *S, double scale, ptrdiff_t m)
+{
+    rf_ff()->scale_d(out, w, S, scale, m);
+}
+
+void rf_ff_scale_float(float *out, const float *w, const float *S, float scale, ptrdiff_t m)
+{
+    rf_ff()->scale_f(out, w, S, scale, m);
+}

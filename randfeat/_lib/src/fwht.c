@@ -3,10 +3,8 @@
  *
  * One portable build: the SIMD variants are compiled with __attribute__((target(...))) (GCC and
  * Clang on x86-64 only; any other compiler or architecture gets the scalar code), and the best
- * variant the CPU (and OS) supports is picked on the first call with __builtin_cpu_supports.
- * The environment variable RANDFEAT_FWHT_ISA (scalar | avx2 | avx512 | auto), read once at that
- * first call, caps the choice (e.g. RANDFEAT_FWHT_ISA=scalar forces the reference code);
- * rf_fwht_set_isa() changes it later (for tests and benchmarks).
+ * variant is the level selected by randfeat's one dispatcher (rf_isa.h: the best the CPU and OS
+ * support, capped by RANDFEAT_ISA; rf_isa_set() / rf_fwht_set_isa() change it for every kernel).
  *
  * Algorithm of the SIMD variants (fwht_simd.h): the lowest log2(lanes) levels are done inside
  * each vector (permute + fused multiply-add by a +-1 sign vector: exact), the next 3-4 levels
@@ -15,6 +13,7 @@
  * blocking) before a radix-8 pass on top.  Every path gives bit-identical results.
  */
 #include "fwht.h"
+#include "rf_isa.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -226,9 +225,7 @@ typedef struct {
     rf_fwhts_d_fn fwhts_d;
 } rf_impl;
 
-enum { RF_SCALAR = 0, RF_AVX2 = 1, RF_AVX512 = 2, RF_N_IMPL = 3 };
-
-static const rf_impl rf_impls[RF_N_IMPL] = {
+static const rf_impl rf_impls[RF_ISA_COUNT] = {
     {"scalar", rf_fwht_scalar_float, rf_fwht_scalar_double,
      rf_scale_scalar_float, rf_scale_scalar_double,
      rf_fwht_scaled_scalar_float, rf_fwht_scaled_scalar_double},
@@ -244,57 +241,12 @@ static const rf_impl rf_impls[RF_N_IMPL] = {
 #endif
 };
 
-/* Best implementation this CPU and OS support. */
-static int rf_best_supported(void)
-{
-#ifdef RF_HAVE_X86_SIMD
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return RF_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return RF_AVX2;
-#endif
-    return RF_SCALAR;
-}
-
-/* Index of a name, -1 when unknown; "auto" and "" give RF_N_IMPL (no cap). */
-static int rf_isa_index(const char *name)
-{
-    if (name == NULL || name[0] == '\0' || strcmp(name, "auto") == 0) return RF_N_IMPL;
-    for (int i = 0; i < RF_N_IMPL; ++i)
-        if (strcmp(name, rf_impls[i].name) == 0) return i;
-    return -1;
-}
-
-/* Selected implementation: -1 until resolved.  Resolution is idempotent (every thread computes
- * the same value), so a race between first callers is harmless; the atomics keep it well
- * defined. */
-static int rf_selected = -1;
-
-#if defined(__GNUC__) || defined(__clang__)
-#define RF_LOAD_SEL() __atomic_load_n(&rf_selected, __ATOMIC_ACQUIRE)
-#define RF_STORE_SEL(v) __atomic_store_n(&rf_selected, (v), __ATOMIC_RELEASE)
-#else
-#define RF_LOAD_SEL() (*(volatile int *)&rf_selected)
-#define RF_STORE_SEL(v) (*(volatile int *)&rf_selected = (v))
-#endif
-
-static int rf_resolve(void)
-{
-    int best = rf_best_supported();
-    int cap = rf_isa_index(getenv("RANDFEAT_FWHT_ISA"));
-    int sel = (cap >= 0 && cap < best) ? cap : best;  /* unknown name: ignored (auto) */
-    RF_STORE_SEL(sel);
-    return sel;
-}
-
+/* The level selected by the one dispatcher (rf_isa.c); levels this build lacks fall back to the
+ * scalar code (rf_isa_best never selects them on such builds). */
 static inline const rf_impl *rf_get(void)
 {
-    int sel = RF_LOAD_SEL();
-    if (sel < 0) sel = rf_resolve();
-    return &rf_impls[sel];
+    const rf_impl *impl = &rf_impls[rf_isa_level()];
+    return impl->fwht_f != NULL ? impl : &rf_impls[RF_ISA_SCALAR];
 }
 
 int rf_fwht_float(float *x, int log_n)
@@ -330,16 +282,7 @@ void rf_scale_double(double *x, ptrdiff_t n, double s) { rf_get()->scale_d(x, n,
 
 const char *rf_fwht_isa(void) { return rf_get()->name; }
 
-int rf_fwht_set_isa(const char *name)
-{
-    int idx = rf_isa_index(name);
-    int best = rf_best_supported();
-    if (idx < 0) return -1;
-    if (idx == RF_N_IMPL) idx = best;
-    if (idx > best) return -2;
-    RF_STORE_SEL(idx);
-    return 0;
-}
+int rf_fwht_set_isa(const char *name) { return rf_isa_set(name); }
 
 /* ------------------------------------------------------------------ finiteness */
 

@@ -21,7 +21,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "rf_clones.h"
+#include "rf_isa.h"
 #include "rff_trig.h"
 
 #define RF_BLOCK 256
@@ -144,192 +144,56 @@ rf_cosf_scaled(float x, float scale)
     return sr + sr * z * u;
 }
 
-/* ---- block kernels: inputs in a private buffer, outputs through restrict pointers ---------- */
-RF_CLONES static void
-paired_block_d(const double *restrict p, ptrdiff_t n, double scale,
-               double *restrict co, double *restrict si)
-{
-    for (ptrdiff_t j = 0; j < n; j++) {
-        double s, c;
-        rf_sincos_fast(p[j], &s, &c);
-        co[j] = scale * c;
-        si[j] = scale * s;
-    }
-}
-
-RF_CLONES static void
-paired_block_f(const float *restrict p, ptrdiff_t n, float scale,
-               float *restrict co, float *restrict si)
-{
-    double sc = (double)scale;
-    for (ptrdiff_t j = 0; j < n; j++) {
-        double s, c;
-        rf_sincos_fast((double)p[j], &s, &c);
-        co[j] = (float)(sc * c);
-        si[j] = (float)(sc * s);
-    }
-}
-
-RF_CLONES static void
-paired_block_ff(const float *restrict p, ptrdiff_t n, float scale,
-                float *restrict co, float *restrict si)
-{
-    for (ptrdiff_t j = 0; j < n; j++) {
-        float s, c;
-        rf_sincosf_fast(p[j], &s, &c);
-        co[j] = scale * c;
-        si[j] = scale * s;
-    }
-}
-
-RF_CLONES static void
-phase_block_ff(float *restrict x, const float *restrict b, ptrdiff_t n, float scale)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = rf_cosf_scaled(x[j] + b[j], scale);
-}
-
-RF_CLONES static void
-phase_block_d(double *restrict x, const double *restrict b, ptrdiff_t n, double scale)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = rf_cos_scaled(x[j] + b[j], scale);
-}
-
-RF_CLONES static void
-phase_block_f(float *restrict x, const float *restrict b, ptrdiff_t n, float scale)
-{
-    double sc = (double)scale;
-    for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = (float)rf_cos_scaled((double)x[j] + (double)b[j], sc);
-}
-
-/* 1 when some |x[j]| exceeds t (> 0) or is NaN.  The bit patterns of non-negative floats are
-   ordered like their values, NaN above +Inf, so this is an unsigned integer max reduction of
-   the bits with the sign cleared, which vectorises without -ffast-math (2 vector operations per
-   vector of input; the floating-point max or an OR of comparisons cost twice that). */
-RF_CLONES static int any_above_d(const double *x, ptrdiff_t n, double t)
-{
-    uint64_t mx = 0, tb;
-    memcpy(&tb, &t, sizeof tb);
-    for (ptrdiff_t j = 0; j < n; j++) {
-        uint64_t v;
-        memcpy(&v, x + j, sizeof v);
-        v &= 0x7fffffffffffffffULL;
-        mx = v > mx ? v : mx;
-    }
-    return mx > tb;
-}
-
-RF_CLONES static int any_above_f(const float *x, ptrdiff_t n, float t)
-{
-    uint32_t mx = 0, tb;
-    memcpy(&tb, &t, sizeof tb);
-    for (ptrdiff_t j = 0; j < n; j++) {
-        uint32_t v;
-        memcpy(&v, x + j, sizeof v);
-        v &= 0x7fffffffu;
-        mx = v > mx ? v : mx;
-    }
-    return mx > tb;
-}
-
-/* ---- per-element path selection --------------------------------------------------------- */
-/* Every element takes the code path its own magnitude selects (never its neighbours'), so the
-   result of an element does not depend on where a row is cut into pieces (the RFF map cuts rows
-   by frequency blocks whose size follows the thread count):
-     float:  |p| <= RF_TRIGF_FAST_MAX single-precision polynomial, |p| <= RF_TRIG_FAST_MAX the
-             double-precision polynomial, else (or NaN/Inf) libm in double;
-     double: |p| <= RF_TRIG_FAST_MAX the polynomial, else libm.
-   (The phase map compares the projection p before the offset b in [0, 2 pi) is added, with the
-   limits lowered by 6.3.)  A piece whose elements are all small takes the vector loops alone;
-   otherwise the vector loops run on inputs with the out-of-range elements replaced by 0 (so no
-   out-of-range float-to-int conversion happens) and a select keeps, per element, the result of
-   its own path; libm fixes up the rest one by one. */
 static inline float rf_clampf(float x, float t) { return fabsf(x) <= t ? x : 0.0f; }
+
 static inline double rf_clamp(double x, double t) { return fabs(x) <= t ? x : 0.0; }
 
-RF_CLONES static void clamp_f(float *restrict dst, const float *restrict x, ptrdiff_t n, float t)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        dst[j] = rf_clampf(x[j], t);
-}
+/* offsets lie in [0, 2 pi): the limits on the projection are lowered by 6.3 */
+#define RF_PHASE_MAX (RF_TRIG_FAST_MAX - 6.3)
+#define RF_PHASEF_MAX (RF_TRIGF_FAST_MAX - 6.3f)
 
-RF_CLONES static void clamp_d(double *restrict dst, const double *restrict x, ptrdiff_t n,
-                              double t)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        dst[j] = rf_clamp(x[j], t);
-}
+/* ---- one copy of the loops per ISA level (rff_trig_kern.h), dispatched by rf_isa.h -------- */
+typedef struct {
+    int (*paired_split_d)(double *, double *, ptrdiff_t, double);
+    int (*paired_split_f)(float *, float *, ptrdiff_t, float);
+    int (*phase_d)(double *, const double *, ptrdiff_t, double);
+    int (*phase_f)(float *, const float *, ptrdiff_t, float);
+} rf_trig_impl;
 
-/* dst[j] = a[j] where |p[j]| <= t, else b[j] (a, b, dst may alias each other, not p) */
-RF_CLONES static void select_f(float *dst, const float *restrict p, float t, const float *a,
-                               const float *b, ptrdiff_t n)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        dst[j] = fabsf(p[j]) <= t ? a[j] : b[j];
-}
+#define RF_SFX scalar
+#include "rff_trig_kern.h"
+#undef RF_SFX
+#if RF_HAVE_VARIANTS
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v3")
+#define RF_SFX avx2
+#include "rff_trig_kern.h"
+#undef RF_SFX
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+#define RF_SFX avx512
+#include "rff_trig_kern.h"
+#undef RF_SFX
+#pragma GCC pop_options
+static const rf_trig_impl *const rf_trig_impls[RF_ISA_COUNT] = {
+    &rf_trig_impl_scalar, &rf_trig_impl_avx2, &rf_trig_impl_avx512};
+#else
+static const rf_trig_impl *const rf_trig_impls[RF_ISA_COUNT] = {
+    &rf_trig_impl_scalar, &rf_trig_impl_scalar, &rf_trig_impl_scalar};
+#endif
+
+static inline const rf_trig_impl *rf_trig(void) { return rf_trig_impls[rf_isa_level()]; }
 
 /* ---- public row functions ------------------------------------------------------------------ */
 int rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)
 {
-    double buf[RF_BLOCK];
-    int bad = 0;
-    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
-        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        double *co = cos_io + j0, *si = sin_out + j0;
-        if (!any_above_d(co, n, RF_TRIG_FAST_MAX)) {
-            memcpy(buf, co, (size_t)n * sizeof(double));
-            paired_block_d(buf, n, scale, co, si);
-            continue;
-        }
-        clamp_d(buf, co, n, RF_TRIG_FAST_MAX);
-        double p_big[RF_BLOCK];
-        memcpy(p_big, co, (size_t)n * sizeof(double));
-        paired_block_d(buf, n, scale, co, si);
-        for (ptrdiff_t j = 0; j < n; j++) {
-            double p = p_big[j];
-            if (!(fabs(p) <= RF_TRIG_FAST_MAX)) {    /* also NaN */
-                bad |= !isfinite(p);
-                co[j] = scale * cos(p);
-                si[j] = scale * sin(p);
-            }
-        }
-    }
-    return bad;
+    return rf_trig()->paired_split_d(cos_io, sin_out, m, scale);
 }
 
 int rf_rff_paired_split_float(float *cos_io, float *sin_out, ptrdiff_t m, float scale)
 {
-    float buf[RF_BLOCK], p0[RF_BLOCK], dco[RF_BLOCK], dsi[RF_BLOCK];
-    int bad = 0;
-    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
-        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        float *co = cos_io + j0, *si = sin_out + j0;
-        if (!any_above_f(co, n, RF_TRIGF_FAST_MAX)) {
-            memcpy(buf, co, (size_t)n * sizeof(float));
-            paired_block_ff(buf, n, scale, co, si);
-            continue;
-        }
-        memcpy(p0, co, (size_t)n * sizeof(float));
-        /* the double-precision polynomial for elements up to RF_TRIG_FAST_MAX ... */
-        clamp_f(buf, p0, n, (float)RF_TRIG_FAST_MAX);
-        paired_block_f(buf, n, scale, dco, dsi);
-        /* ... the single-precision one for those up to RF_TRIGF_FAST_MAX */
-        clamp_f(buf, p0, n, RF_TRIGF_FAST_MAX);
-        paired_block_ff(buf, n, scale, co, si);
-        select_f(co, p0, RF_TRIGF_FAST_MAX, co, dco, n);
-        select_f(si, p0, RF_TRIGF_FAST_MAX, si, dsi, n);
-        for (ptrdiff_t j = 0; j < n; j++) {
-            if (!(fabsf(p0[j]) <= (float)RF_TRIG_FAST_MAX)) {   /* also NaN */
-                double p = (double)p0[j];
-                bad |= !isfinite(p);
-                co[j] = (float)((double)scale * cos(p));
-                si[j] = (float)((double)scale * sin(p));
-            }
-        }
-    }
-    return bad;
+    return rf_trig()->paired_split_f(cos_io, sin_out, m, scale);
 }
 
 int rf_rff_paired_double(double *row, ptrdiff_t m, double scale)
@@ -342,71 +206,17 @@ int rf_rff_paired_float(float *row, ptrdiff_t m, float scale)
     return rf_rff_paired_split_float(row, row + m, m, scale);
 }
 
-/* offsets lie in [0, 2 pi): the limits on the projection are lowered by 6.3 */
-#define RF_PHASE_MAX (RF_TRIG_FAST_MAX - 6.3)
-#define RF_PHASEF_MAX (RF_TRIGF_FAST_MAX - 6.3f)
-
 int rf_rff_phase_double(double *row, const double *b, ptrdiff_t m, double scale)
 {
-    double p0[RF_BLOCK];
-    int bad = 0;
-    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
-        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        double *x = row + j0;
-        const double *bb = b + j0;
-        if (!any_above_d(x, n, RF_PHASE_MAX)) {
-            phase_block_d(x, bb, n, scale);
-            continue;
-        }
-        memcpy(p0, x, (size_t)n * sizeof(double));
-        clamp_d(x, p0, n, RF_PHASE_MAX);
-        phase_block_d(x, bb, n, scale);
-        for (ptrdiff_t j = 0; j < n; j++) {
-            if (!(fabs(p0[j]) <= RF_PHASE_MAX)) {
-                bad |= !isfinite(p0[j]);
-                x[j] = scale * cos(p0[j] + bb[j]);
-            }
-        }
-    }
-    return bad;
+    return rf_trig()->phase_d(row, b, m, scale);
 }
 
 int rf_rff_phase_float(float *row, const float *b, ptrdiff_t m, float scale)
 {
-    float p0[RF_BLOCK], dx[RF_BLOCK];
-    int bad = 0;
-    for (ptrdiff_t j0 = 0; j0 < m; j0 += RF_BLOCK) {
-        ptrdiff_t n = m - j0 < RF_BLOCK ? m - j0 : RF_BLOCK;
-        float *x = row + j0;
-        const float *bb = b + j0;
-        if (!any_above_f(x, n, RF_PHASEF_MAX)) {
-            phase_block_ff(x, bb, n, scale);
-            continue;
-        }
-        memcpy(p0, x, (size_t)n * sizeof(float));
-        clamp_f(dx, p0, n, (float)RF_PHASE_MAX);
-        phase_block_f(dx, bb, n, scale);
-        clamp_f(x, p0, n, RF_PHASEF_MAX);
-        phase_block_ff(x, bb, n, scale);
-        select_f(x, p0, RF_PHASEF_MAX, x, dx, n);
-        for (ptrdiff_t j = 0; j < n; j++) {
-            if (!(fabsf(p0[j]) <= (float)RF_PHASE_MAX)) {
-                bad |= !isfinite(p0[j]);
-                x[j] = (float)((double)scale * cos((double)p0[j] + (double)bb[j]));
-            }
-        }
-    }
-    return bad;
+    return rf_trig()->phase_f(row, b, m, scale);
 }
 
-#if RF_HAVE_CLONES
 const char *rf_rff_trig_isa(void)
 {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return "avx512";
-    if (__builtin_cpu_supports("x86-64-v3")) return "avx2";
-    return "generic";
+    return rf_isa_name(RF_HAVE_VARIANTS ? rf_isa_level() : RF_ISA_SCALAR);
 }
-#else
-const char *rf_rff_trig_isa(void) { return "generic"; }
-#endif

@@ -1,6 +1,8 @@
-"""Timing harness shared by ``benchmarks/bench_fwht.py`` and ``python -m randfeat`` (private).
+"""Timing harness of ``benchmarks/bench_fwht.py`` (not part of the installed package).
 
-See ``benchmarks/bench_fwht.py`` for the method and the peers.
+See ``benchmarks/bench_fwht.py`` for the method and the peers.  The FFHT peer's row loop is
+``benchmarks/_rowloop.c``, compiled here with the system C compiler into a scratch directory
+(randfeat itself never calls an address it is given).
 """
 
 from __future__ import annotations
@@ -8,6 +10,9 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import subprocess
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,6 +58,33 @@ class Peer:
         self.threaded, self.batch_fraction, self.note = threaded, batch_fraction, note
 
 
+_ROWLOOP = None
+
+
+def _rowloop():
+    """ctypes handle of benchmarks/_rowloop.c, compiled once per process (OpenMP if the compiler
+    has it); raises OSError/CalledProcessError when no C compiler works."""
+    global _ROWLOOP
+    if _ROWLOOP is None:
+        src = Path(__file__).with_name("_rowloop.c")
+        out = Path(tempfile.mkdtemp(prefix="randfeat-bench-")) / "rowloop.so"
+        cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+        base = cc + ["-O3", "-fPIC", "-shared", str(src), "-o", str(out)]
+        try:
+            subprocess.run(base[:-2] + ["-fopenmp"] + base[-2:], check=True, capture_output=True)
+        except subprocess.CalledProcessError:
+            subprocess.run(base, check=True, capture_output=True)
+        lib = ctypes.CDLL(str(out))
+        for name, ct in (("rf_bench_rows_float", ctypes.c_float),
+                         ("rf_bench_rows_double", ctypes.c_double)):
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_long
+            fn.argtypes = [ctypes.POINTER(ct), ctypes.c_long, ctypes.c_int, ctypes.c_int,
+                           ctypes.c_void_p]
+        _ROWLOOP = lib
+    return _ROWLOOP
+
+
 def _ffht_peer(lib_path):
     """FFHT through ctypes (C row loop) when a library is given, else ``import ffht``."""
     lib_path = lib_path or os.environ.get("RANDFEAT_BENCH_FFHT_LIB")
@@ -63,11 +95,19 @@ def _ffht_peer(lib_path):
                     "float64": ctypes.cast(lib.fht_double, ctypes.c_void_p).value}
         except (OSError, AttributeError) as exc:
             return None, f"FFHT library {lib_path!r} not loadable: {exc}"
+        try:
+            loop = _rowloop()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            return None, f"FFHT: cannot compile benchmarks/_rowloop.c ({exc})"
 
         def make(x, log_n, n_thr, dt):
             f = addr[dt]
-            return lambda: _fwht.apply_rows_cfunc(x, log_n, n_thr, f)
-        return Peer("FFHT", make, note=f"C kernel from {lib_path}, randfeat's row loop"), None
+            fn = loop.rf_bench_rows_float if dt == "float32" else loop.rf_bench_rows_double
+            ptr = x.ctypes.data_as(fn.argtypes[0])
+            rows = x.shape[0]
+            return lambda: fn(ptr, rows, log_n, n_thr, f)
+        return Peer("FFHT", make, note=f"C kernel from {lib_path}, a C OpenMP row loop "
+                    "(benchmarks/_rowloop.c)"), None
     try:
         import ffht  # noqa: PLC0415
         probe = np.zeros(8, np.float32)
