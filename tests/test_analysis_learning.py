@@ -177,9 +177,9 @@ RR_PARAMS = dict(ns=[100, 200, 400], R_data=2, R=2, sizes=[4, 16, 64, 256])
 def test_rudi_rosasco_knee_interpolation():
     from analysis.checks import rudi_rosasco as rr
 
-    assert rr.knee([4, 8, 16], [2.0, 1.2, 1.0]) == pytest.approx(8 * 2 ** 0.5)
-    assert rr.knee([4, 8, 16], [1.05, 1.0, 1.0]) == 4.0
-    assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5]) is None
+    assert rr.knee([4, 8, 16], [2.0, 1.2, 1.0], level=1.1) == pytest.approx(8 * 2 ** 0.5)
+    assert rr.knee([4, 8, 16], [1.05, 1.0, 1.0], level=1.1) == 4.0
+    assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5], level=1.1) is None
 
 
 def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed):
