@@ -90,6 +90,14 @@ def _error_record(n, mod, tb, mode, seed):
                 tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed, mode=mode)
 
 
+def _default_jobs() -> int:
+    """The CPUs this process may use (each check runs single-threaded in its own process)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group()
@@ -105,7 +113,9 @@ def main(argv=None):
                     help="seed, or 'all' / 'A-B' / 'a,b,c' for a seed sweep (default 0; env "
                          "RANDFEAT_ANALYSIS_SEEDS)")
     ap.add_argument("--out", default="results/analysis", help="output directory")
-    ap.add_argument("--jobs", type=int, default=1, help="run checks in N processes")
+    ap.add_argument("--jobs", type=int, default=_default_jobs(),
+                    help="run checks in N processes (default: the CPUs this process may use; "
+                         "results do not depend on it)")
     ap.add_argument("--no-cache", action="store_true", help="ignore and overwrite cached results")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--scheduler", help="run on dask: a scheduler ADDRESS, 'local' or 'active' "
