@@ -37,6 +37,16 @@ def over_ci(d_bound, ci_needed):
     return [d_bound / hi, d_bound / lo] if np.isfinite(lo) and np.isfinite(hi) else [np.nan] * 2
 
 
+def tightness_ci(rows):
+    """[1/median of the upper CI limits, 1/median of the lower ones] of the over-prediction
+    factors ``row["over_ci"]``: an interval for the tightness 1/median(over) (medians of per-row
+    95% limits); None when a limit is missing or infinite.  Shared by claim1 and claim2."""
+    cis = np.array([r["over_ci"] for r in rows], float)
+    if not len(cis) or not np.isfinite(cis).all():
+        return None
+    return [float(1 / np.median(cis[:, 1])), float(1 / np.median(cis[:, 0]))]
+
+
 def bound_power(rows, R, level):
     """Power of the exceedance comparisons of Claims 1 and 2: per non-vacuous bound value b the
     true exceedance probability p1(b) detected with probability >= 0.9

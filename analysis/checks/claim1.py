@@ -203,18 +203,9 @@ def verdict(res):
                            "over_prediction_median": float(np.median(overs)),
                            "slopes": slopes, "non_vacuous_comparisons": n_nonvac,
                            "per_comparison_level": level, "failed": fails},
-                tightness=float(1.0 / np.median(overs)), tightness_ci=_tight_ci(pool),
+                tightness=float(1.0 / np.median(overs)), tightness_ci=report.tightness_ci(pool),
                 summary=summ, table=table, notes=notes,
                 power=report.bound_power(rows, res["R"], level))
-
-
-def _tight_ci(rows):
-    """[1/median of the upper CI limits, 1/median of the lower ones] of the over-prediction
-    factors: an interval for the tightness 1/median(over) (medians of per-row 95% limits)."""
-    cis = np.array([r["over_ci"] for r in rows], float)
-    if not len(cis) or not np.isfinite(cis).all():
-        return None
-    return [float(1 / np.median(cis[:, 1])), float(1 / np.median(cis[:, 0]))]
 
 
 def plot(res, v):
