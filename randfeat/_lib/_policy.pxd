@@ -222,6 +222,22 @@ cdef inline bint interrupted(Interrupt *it) noexcept nogil:
     return False
 
 
+cdef inline bint interrupt_now(Interrupt *it) noexcept nogil:
+    """Between two sequential steps outside a parallel region (e.g. two BLAS calls): on the
+    master thread, take the GIL and run the signal handlers now, whatever ``it.left`` says.
+    True once the call was interrupted."""
+    if rf_policy_load(&it.stop):
+        return True
+    if rf_policy_thread_num() != 0:
+        return False
+    it.left = it.every
+    with gil:
+        if PyErr_CheckSignals() != 0:
+            rf_policy_store(&it.stop, 1)
+            return True
+    return False
+
+
 cdef inline int raise_if_interrupted(Interrupt *it) except -1:
     """After the ``nogil`` block: raise the pending exception of an interrupted loop (the one
     the signal handler raised, KeyboardInterrupt by default); 0 otherwise."""
