@@ -163,9 +163,9 @@ def test_fwht_length_above_kernel_limit_raises():
 def test_fastfood_kernel_rejects_log_d_above_limit():
     X = np.zeros((1, 4))
     with pytest.raises(ValueError, match="log_d=31 is outside 0..30"):
-        _fastfood.fastfood_transform["double"](
+        _fastfood.transform_paired(
             X, np.zeros((1, 1), np.uint8), np.zeros((1, 4), np.int32), np.zeros((1, 4)),
-            np.zeros(4), np.zeros(0), np.zeros((1, 8)), None, 31, 1.0, 1.0, 4, 0, 1)
+            np.zeros(4), np.zeros((1, 8)), 31, 1.0, 1.0, 1)
 
 
 @pytest.mark.parametrize("dtype", [">f8", ">f4", ">i4", "<f8"])
