@@ -184,7 +184,7 @@ cdef Blocks _plan_blocks(Py_ssize_t n, Py_ssize_t m, Py_ssize_t d, Py_ssize_t ch
     least ``chunk`` (512) -- more when a block would exceed 2**32 of work (Ctrl-C is noticed
     between blocks) --, or keep one block when the job is too small to be threaded: every
     gemm call re-packs the whole operand that is not split, so every extra block costs time on
-    one thread (a few to ~20 %, see benchmarks/README.md).  Depends on the shapes and
+    one thread (measured in benchmarks/README.md).  Depends on the shapes and
     ``max_blocks`` only, never on the thread count, so the result is identical for any number
     of threads."""
     cdef Blocks bl
