@@ -36,30 +36,11 @@ typedef struct {
     void (*scale_f)(float *, const float *, const float *, float, ptrdiff_t);
 } rf_ff_impl;
 
-#define RF_SFX scalar
-#include "fastfood_kern.h"
-#undef RF_SFX
-#if RF_HAVE_VARIANTS
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v3")
-#define RF_SFX avx2
-#include "fastfood_kern.h"
-#undef RF_SFX
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v4")
-#define RF_SFX avx512
-#include "fastfood_kern.h"
-#undef RF_SFX
-#pragma GCC pop_options
-static const rf_ff_impl *const rf_ff_impls[RF_ISA_COUNT] = {
-    &rf_ff_impl_scalar, &rf_ff_impl_avx2, &rf_ff_impl_avx512};
-#else
-static const rf_ff_impl *const rf_ff_impls[RF_ISA_COUNT] = {
-    &rf_ff_impl_scalar, &rf_ff_impl_scalar, &rf_ff_impl_scalar};
-#endif
+#define RF_VARIANTS_FILE "fastfood_kern.h"
+#define RF_VARIANTS_IMPL rf_ff_impl
+#include "rf_isa_variants.h"
 
-static inline const rf_ff_impl *rf_ff(void) { return rf_ff_impls[rf_isa_level()]; }
+static inline const rf_ff_impl *rf_ff(void) { return rf_ff_impl_table[rf_isa_level()]; }
 
 void rf_ff_apply_signs_double(double *u, const double *x, const unsigned char *bits, ptrdiff_t n)
 {

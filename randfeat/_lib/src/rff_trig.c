@@ -160,30 +160,11 @@ typedef struct {
     int (*phase_f)(float *, const float *, ptrdiff_t, float);
 } rf_trig_impl;
 
-#define RF_SFX scalar
-#include "rff_trig_kern.h"
-#undef RF_SFX
-#if RF_HAVE_VARIANTS
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v3")
-#define RF_SFX avx2
-#include "rff_trig_kern.h"
-#undef RF_SFX
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v4")
-#define RF_SFX avx512
-#include "rff_trig_kern.h"
-#undef RF_SFX
-#pragma GCC pop_options
-static const rf_trig_impl *const rf_trig_impls[RF_ISA_COUNT] = {
-    &rf_trig_impl_scalar, &rf_trig_impl_avx2, &rf_trig_impl_avx512};
-#else
-static const rf_trig_impl *const rf_trig_impls[RF_ISA_COUNT] = {
-    &rf_trig_impl_scalar, &rf_trig_impl_scalar, &rf_trig_impl_scalar};
-#endif
+#define RF_VARIANTS_FILE "rff_trig_kern.h"
+#define RF_VARIANTS_IMPL rf_trig_impl
+#include "rf_isa_variants.h"
 
-static inline const rf_trig_impl *rf_trig(void) { return rf_trig_impls[rf_isa_level()]; }
+static inline const rf_trig_impl *rf_trig(void) { return rf_trig_impl_table[rf_isa_level()]; }
 
 /* ---- public row functions ------------------------------------------------------------------ */
 int rf_rff_paired_split_double(double *cos_io, double *sin_out, ptrdiff_t m, double scale)

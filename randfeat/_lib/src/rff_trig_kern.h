@@ -6,18 +6,32 @@
 #define RF_V(name) RF_CAT(name, RF_SFX)
 
 /* ---- block kernels: inputs in a private buffer, outputs through restrict pointers ---------- */
-static void
-RF_V(paired_block_d)(const double *restrict p, ptrdiff_t n, double scale,
-               double *restrict co, double *restrict si)
-{
-    for (ptrdiff_t j = 0; j < n; j++) {
-        double s, c;
-        rf_sincos_fast(p[j], &s, &c);
-        co[j] = scale * c;
-        si[j] = scale * s;
+/* One template per loop, instantiated per type: name, element type T, its polynomial kernel. */
+#define RF_DEFINE_PAIRED_BLOCK(name, T, SINCOS)                                                \
+    static void RF_V(name)(const T *restrict p, ptrdiff_t n, T scale, T *restrict co,       \
+                           T *restrict si)                                                  \
+    {                                                                                       \
+        for (ptrdiff_t j = 0; j < n; j++) {                                                 \
+            T s, c;                                                                         \
+            SINCOS(p[j], &s, &c);                                                           \
+            co[j] = scale * c;                                                              \
+            si[j] = scale * s;                                                              \
+        }                                                                                   \
     }
-}
 
+#define RF_DEFINE_PHASE_BLOCK(name, T, COS_SCALED)                                             \
+    static void RF_V(name)(T *restrict x, const T *restrict b, ptrdiff_t n, T scale)        \
+    {                                                                                       \
+        for (ptrdiff_t j = 0; j < n; j++)                                                   \
+            x[j] = COS_SCALED(x[j] + b[j], scale);                                          \
+    }
+
+RF_DEFINE_PAIRED_BLOCK(paired_block_d, double, rf_sincos_fast)
+RF_DEFINE_PAIRED_BLOCK(paired_block_ff, float, rf_sincosf_fast)
+RF_DEFINE_PHASE_BLOCK(phase_block_d, double, rf_cos_scaled)
+RF_DEFINE_PHASE_BLOCK(phase_block_ff, float, rf_cosf_scaled)
+
+/* float in, double-precision polynomial, float out (rounded once) */
 static void
 RF_V(paired_block_f)(const float *restrict p, ptrdiff_t n, float scale,
                float *restrict co, float *restrict si)
@@ -32,32 +46,6 @@ RF_V(paired_block_f)(const float *restrict p, ptrdiff_t n, float scale,
 }
 
 static void
-RF_V(paired_block_ff)(const float *restrict p, ptrdiff_t n, float scale,
-                float *restrict co, float *restrict si)
-{
-    for (ptrdiff_t j = 0; j < n; j++) {
-        float s, c;
-        rf_sincosf_fast(p[j], &s, &c);
-        co[j] = scale * c;
-        si[j] = scale * s;
-    }
-}
-
-static void
-RF_V(phase_block_ff)(float *restrict x, const float *restrict b, ptrdiff_t n, float scale)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = rf_cosf_scaled(x[j] + b[j], scale);
-}
-
-static void
-RF_V(phase_block_d)(double *restrict x, const double *restrict b, ptrdiff_t n, double scale)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        x[j] = rf_cos_scaled(x[j] + b[j], scale);
-}
-
-static void
 RF_V(phase_block_f)(float *restrict x, const float *restrict b, ptrdiff_t n, float scale)
 {
     double sc = (double)scale;
@@ -67,33 +55,25 @@ RF_V(phase_block_f)(float *restrict x, const float *restrict b, ptrdiff_t n, flo
 
 /* 1 when some |x[j]| exceeds t (> 0) or is NaN.  The bit patterns of non-negative floats are
    ordered like their values, NaN above +Inf, so this is an unsigned integer max reduction of
-   the bits with the sign cleared, which vectorises without -ffast-math (2 vector operations per
-   vector of input; the floating-point max or an OR of comparisons cost twice that). */
-static int RF_V(any_above_d)(const double *x, ptrdiff_t n, double t)
-{
-    uint64_t mx = 0, tb;
-    memcpy(&tb, &t, sizeof tb);
-    for (ptrdiff_t j = 0; j < n; j++) {
-        uint64_t v;
-        memcpy(&v, x + j, sizeof v);
-        v &= 0x7fffffffffffffffULL;
-        mx = v > mx ? v : mx;
+   the bits with the sign cleared (U the unsigned integer of T's width, ABS_MASK all bits but
+   the sign), which vectorises without -ffast-math (2 vector operations per vector of input;
+   the floating-point max or an OR of comparisons cost twice that). */
+#define RF_DEFINE_ANY_ABOVE(name, T, U, ABS_MASK)                                              \
+    static int RF_V(name)(const T *x, ptrdiff_t n, T t)                                     \
+    {                                                                                       \
+        U mx = 0, tb;                                                                       \
+        memcpy(&tb, &t, sizeof tb);                                                         \
+        for (ptrdiff_t j = 0; j < n; j++) {                                                 \
+            U v;                                                                            \
+            memcpy(&v, x + j, sizeof v);                                                    \
+            v &= ABS_MASK;                                                                  \
+            mx = v > mx ? v : mx;                                                           \
+        }                                                                                   \
+        return mx > tb;                                                                     \
     }
-    return mx > tb;
-}
 
-static int RF_V(any_above_f)(const float *x, ptrdiff_t n, float t)
-{
-    uint32_t mx = 0, tb;
-    memcpy(&tb, &t, sizeof tb);
-    for (ptrdiff_t j = 0; j < n; j++) {
-        uint32_t v;
-        memcpy(&v, x + j, sizeof v);
-        v &= 0x7fffffffu;
-        mx = v > mx ? v : mx;
-    }
-    return mx > tb;
-}
+RF_DEFINE_ANY_ABOVE(any_above_d, double, uint64_t, 0x7fffffffffffffffULL)
+RF_DEFINE_ANY_ABOVE(any_above_f, float, uint32_t, 0x7fffffffu)
 
 /* ---- per-element path selection --------------------------------------------------------- */
 /* Every element takes the code path its own magnitude selects (never its neighbours'), so the
@@ -108,18 +88,16 @@ static int RF_V(any_above_f)(const float *x, ptrdiff_t n, float t)
    out-of-range float-to-int conversion happens) and a select keeps, per element, the result of
    its own path; libm fixes up the rest one by one. */
 
-static void RF_V(clamp_f)(float *restrict dst, const float *restrict x, ptrdiff_t n, float t)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        dst[j] = rf_clampf(x[j], t);
-}
+/* dst[j] = x[j] where |x[j]| <= t, else 0 */
+#define RF_DEFINE_CLAMP(name, T, CLAMP)                                                        \
+    static void RF_V(name)(T *restrict dst, const T *restrict x, ptrdiff_t n, T t)          \
+    {                                                                                       \
+        for (ptrdiff_t j = 0; j < n; j++)                                                   \
+            dst[j] = CLAMP(x[j], t);                                                        \
+    }
 
-static void RF_V(clamp_d)(double *restrict dst, const double *restrict x, ptrdiff_t n,
-                              double t)
-{
-    for (ptrdiff_t j = 0; j < n; j++)
-        dst[j] = rf_clamp(x[j], t);
-}
+RF_DEFINE_CLAMP(clamp_f, float, rf_clampf)
+RF_DEFINE_CLAMP(clamp_d, double, rf_clamp)
 
 /* dst[j] = a[j] where |p[j]| <= t, else b[j] (a, b, dst may alias each other, not p) */
 static void RF_V(select_f)(float *dst, const float *restrict p, float t, const float *a,
@@ -248,6 +226,10 @@ static int RF_V(phase_f)(float *row, const float *b, ptrdiff_t m, float scale)
 static const rf_trig_impl RF_V(rf_trig_impl) = {
     RF_V(paired_split_d), RF_V(paired_split_f), RF_V(phase_d), RF_V(phase_f)};
 
+#undef RF_DEFINE_PAIRED_BLOCK
+#undef RF_DEFINE_PHASE_BLOCK
+#undef RF_DEFINE_ANY_ABOVE
+#undef RF_DEFINE_CLAMP
 #undef RF_V
 #undef RF_CAT
 #undef RF_CAT2
