@@ -388,6 +388,113 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
 
 
+def _butterfly_int(x):
+    """NumPy reference: the radix-2 butterflies in int64 (exact), strides 1, 2, 4, ..."""
+    y = np.asarray(x, dtype=np.int64).copy()
+    n_rows, n = y.shape
+    h = 1
+    while h < n:
+        v = y.reshape(n_rows, n // (2 * h), 2, h)
+        a = v[:, :, 0, :].copy()
+        v[:, :, 0, :] += v[:, :, 1, :]
+        v[:, :, 1, :] = a - v[:, :, 1, :]
+        h *= 2
+    return y
+
+
+# hints of fwht_rows: 0 none, 2 prefetch the next row, 4 streaming stores, 6 both
+HINTS = (0, 2, 4, 6)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_memory_hints_exact_on_integers_every_isa(isa, restore_isa):
+    """Integers in [-8, 8] have exact partial sums (|sum| <= 2**23 < 2**24) for every d up to
+    2**20, so every code path, with every memory hint, aligned or not, must return exactly the
+    int64 butterfly of NumPy, log_n = 0 .. 20 (the cache-blocked passes start at 2**12)."""
+    rng = np.random.default_rng(7)
+    _fwht.set_isa(isa)
+    for log_n in range(21):
+        d = 1 << log_n
+        x = _ints(rng, (max(2, min(4, 2**15 // d)), d), np.float64)
+        expected = _butterfly_int(x)
+        for dtype in (np.float32, np.float64):
+            for hints in HINTS:
+                for offset in (0, 1):  # 64-byte aligned rows (streaming stores) or not
+                    raw = np.empty(x.size + 64, dtype)
+                    start = (-raw.ctypes.data % 64) // raw.itemsize + offset
+                    got = raw[start:start + x.size].reshape(x.shape)
+                    got[...] = x
+                    _fwht.fwht_rows(got, log_n, 2, 1.0, False, hints)
+                    assert_array_equal(got, expected.astype(dtype), err_msg=(
+                        f"{isa} {dtype.__name__} log_n={log_n} hints={hints} offset={offset}"))
+
+
+@pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
+def test_memory_hints_bit_identical_to_scalar(isa, restore_isa):
+    """On random data (where any change in the order of the additions changes the rounding),
+    every hint and the fused scale give the scalar reference's bits, log_n = 8 .. 20."""
+    if isa == "(none)":
+        pytest.skip("no SIMD code path on this CPU/build")
+    rng = np.random.default_rng(8)
+    for log_n in range(8, 21):
+        d = 1 << log_n
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal((max(2, min(3, 2**14 // d)), d)).astype(dtype)
+            for scale in (1.0, 1.0 / np.sqrt(d)):
+                _fwht.set_isa("scalar")
+                ref = x.copy()
+                _fwht.fwht_rows(ref, log_n, 1, scale)
+                _fwht.set_isa(isa)
+                for hints in HINTS:
+                    got = _aligned(x)
+                    _fwht.fwht_rows(got, log_n, 2, scale, False, hints)
+                    assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} "
+                                       f"log_n={log_n} scale={scale} hints={hints}")
+
+
+def _aligned(x):
+    raw = np.empty(x.size + 64, x.dtype)
+    start = (-raw.ctypes.data % 64) // raw.itemsize
+    out = raw[start:start + x.size].reshape(x.shape)
+    out[...] = x
+    return out
+
+
+def test_bit_identity_detects_reassociation():
+    """The bit-identity tests above can fail: the same butterflies in another order (strides
+    decreasing instead of increasing) round differently on random data."""
+    x = np.random.default_rng(9).standard_normal((2, 1 << 12)).astype(np.float32)
+    ref = x.copy()
+    _fwht.fwht_rows(ref, 12, 1)
+    y = x.copy()
+    h = y.shape[1] // 2
+    while h >= 1:  # decreasing strides
+        v = y.reshape(2, -1, 2, h)
+        a = v[:, :, 0, :].copy()
+        v[:, :, 0, :] += v[:, :, 1, :]
+        v[:, :, 1, :] = a - v[:, :, 1, :]
+        h //= 2
+    assert_allclose(y, ref, rtol=1e-4, atol=1e-3)  # the same transform ...
+    assert not np.array_equal(y, ref)  # ... with other roundings
+
+
+def test_auto_streaming_batch_same_bits():
+    """A batch of >= 16 MiB (streaming stores chosen automatically when check_finite is off)
+    gives the bits of the same transform with no hint, through the public API."""
+    x = _aligned(np.random.default_rng(10).standard_normal((4, 1 << 20)).astype(np.float32))
+    ref = x.copy()
+    _fwht.fwht_rows(ref, 20, 1, 1.0, False, 0)
+    assert_array_equal(fwht(x, check_finite=False), ref)
+    assert fwht(x, out=x, check_finite=False, n_threads=2) is x
+    assert_array_equal(x, ref)
+
+
+def test_hints_errors():
+    x = np.zeros((2, 8))
+    with pytest.raises(ValueError, match="hints must be -1 or a combination of 2 and 4, got 8"):
+        _fwht.fwht_rows(x, 3, 1, 1.0, False, 8)
+
+
 def test_normalize_fused_scale_every_isa(restore_isa):
     """normalize=True (scale fused into the last pass) gives exactly the unnormalised transform
     times 1/sqrt(d) rounded to the dtype, on every code path, log_n = 0 .. 20."""

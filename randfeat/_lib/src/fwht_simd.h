@@ -24,6 +24,7 @@
 #define RF_CAT(a, b) RF_CAT_(a, b)
 #define RF_FN(name) RF_CAT(name, RF_SFX)
 #define RF_W (1 << RF_LOGW)
+
 #define RF_R (1 << RF_LOGR)
 
 /* Butterfly levels k0 .. k0+nl-1 (strides 2**k in units of vectors) on the vectors v[0..2**nl).
@@ -47,43 +48,70 @@
         RF_VLEVEL(v, nvec, 8);                                                     \
     } while (0)
 
+/* Store of a result vector: non-temporal (streaming, bypassing the cache; p 64-byte aligned)
+ * when nt and the instance has one (RF_STREAM), else an ordinary store. */
+#ifdef RF_STREAM
+#define RF_PUT(p, v, nt) do { if (nt) RF_STREAM((p), (v)); else RF_STORE((p), (v)); } while (0)
+#else
+#define RF_PUT(p, v, nt) RF_STORE((p), (v))
+#endif
+
 /* First pass: nvec contiguous vectors, all RF_LOGW + log2(nvec) lowest levels in registers;
  * when sc (a compile-time constant at every call site) the result is multiplied by s. */
 static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_block)(RF_T *x, const int nvec,
-                                                            const int sc, RF_T s)
+                                                            const int sc, RF_T s, const int nt)
 {
     RF_V v[16]; /* >= RF_R; 16 keeps -Warray-bounds quiet on dead unrolled paths */
     _Pragma("GCC unroll 16")
     for (int k = 0; k < nvec; ++k) v[k] = RF_INTRA_ALL(RF_LOAD(x + k * RF_W));
     RF_VBUTTERFLY(v, nvec);
     _Pragma("GCC unroll 16")
-    for (int k = 0; k < nvec; ++k) RF_STORE(x + k * RF_W, sc ? RF_SCALE(v[k], s) : v[k]);
+    for (int k = 0; k < nvec; ++k) RF_PUT(x + k * RF_W, sc ? RF_SCALE(v[k], s) : v[k], nt);
 }
 
 /* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of RF_W)
- * over the n values at x; the result is multiplied by s when sc. */
+ * over the n values at x; the result is multiplied by s when sc and written with streaming
+ * stores when nt.  When pf is not NULL the pass also prefetches the n values at pf (the data
+ * the next call will read: one cache line per vector it loads), so that memory traffic overlaps
+ * this pass's arithmetic.  Prefetches never fault and change no value. */
 static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h,
-                                                           const int r, const int sc, RF_T s)
+                                                           const int r, const int sc, RF_T s,
+                                                           const int nt, const RF_T *pf)
 {
     const int m = 1 << r;
     for (ptrdiff_t i = 0; i < n; i += h << r) {
         RF_T *p = x + i;
         for (ptrdiff_t j = 0; j < h; j += RF_W) {
             RF_V v[16];
+            if (pf != NULL) {
+                _Pragma("GCC unroll 16")
+                for (int k = 0; k < m; ++k)  /* one prefetch per 64-byte line */
+                    if ((k * RF_W * (int)sizeof(RF_T)) % 64 == 0)
+                        __builtin_prefetch(pf + k * RF_W, 0, 3);
+                pf += m * RF_W;
+            }
             _Pragma("GCC unroll 16")
             for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + k * h);
             RF_VBUTTERFLY(v, m);
             _Pragma("GCC unroll 16")
-            for (int k = 0; k < m; ++k) RF_STORE(p + j + k * h, sc ? RF_SCALE(v[k], s) : v[k]);
+            for (int k = 0; k < m; ++k)
+                RF_PUT(p + j + k * h, sc ? RF_SCALE(v[k], s) : v[k], nt);
         }
     }
 }
 
-static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s)
+static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s,
+                                       int nt, const RF_T *pf)
 {
 #define RF_PASS_CASE(R)                                                            \
     case R:                                                                        \
-        if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s); else RF_FN(rf_pass)(x, n, h, R, 0, s); \
+        if (nt) {                                                                  \
+            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 1, pf);                       \
+            else RF_FN(rf_pass)(x, n, h, R, 0, s, 1, pf);                          \
+        } else {                                                                   \
+            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 0, pf);                       \
+            else RF_FN(rf_pass)(x, n, h, R, 0, s, 0, pf);                          \
+        }                                                                          \
         break;
     switch (r) {
     RF_PASS_CASE(1)
@@ -98,8 +126,9 @@ static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r,
 }
 
 /* Iterative transform of a length that fits in L1: blocks in registers, then radix passes.
- * The last pass multiplies by s when sc. */
-static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s)
+ * The last pass multiplies by s when sc and streams its stores when nt; the last radix pass
+ * prefetches the n values at pf when pf is not NULL. */
+static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt, const RF_T *pf)
 {
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;
     int rem;
@@ -107,7 +136,13 @@ static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s)
     if (log_n <= RF_LOGW + RF_LOGR) {
 #define RF_BLOCK_CASE(K, NV)                                                       \
         case K:                                                                    \
-            if (sc) RF_FN(rf_block)(x, NV, 1, s); else RF_FN(rf_block)(x, NV, 0, s); \
+            if (nt) {                                                              \
+                if (sc) RF_FN(rf_block)(x, NV, 1, s, 1);                           \
+                else RF_FN(rf_block)(x, NV, 0, s, 1);                              \
+            } else {                                                               \
+                if (sc) RF_FN(rf_block)(x, NV, 1, s, 0);                           \
+                else RF_FN(rf_block)(x, NV, 0, s, 0);                              \
+            }                                                                      \
             break;
         switch (log_n - RF_LOGW) {
         RF_BLOCK_CASE(0, 1)
@@ -122,35 +157,41 @@ static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s)
 #undef RF_BLOCK_CASE
         return;
     }
-    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R, 0, s);
+    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R, 0, s, 0);
     rem = log_n - RF_LOGW - RF_LOGR;
     h = (ptrdiff_t)RF_W * RF_R;
     while (rem > 0) {
         /* balanced split of the remaining levels into ceil(rem / RF_MAXRAD) passes */
         int passes = (rem + RF_MAXRAD - 1) / RF_MAXRAD;
         int r = (rem + passes - 1) / passes;
-        RF_FN(rf_pass_any)(x, n, h, r, sc && r == rem, s);
+        int last = r == rem;
+        RF_FN(rf_pass_any)(x, n, h, r, sc && last, s, nt && last, last ? pf : NULL);
         h <<= r;
         rem -= r;
     }
 }
 
 /* Cache-blocked recursion (as FFHT): transform the 2**r sub-blocks, then one radix-2**r pass
- * (which multiplies by s when sc). */
-static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s)
+ * (which multiplies by s when sc, streams when nt).  Each sub-block's last pass prefetches the
+ * next sub-block, the last one the n values at pf (when not NULL). */
+static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s, int nt, const RF_T *pf)
 {
-    int r, sub;
-    ptrdiff_t m;
+    int r, sub, passes;
+    ptrdiff_t m, nsub;
     if (log_n <= RF_LEAF) {
-        RF_FN(rf_leaf)(x, log_n, sc, s);
+        RF_FN(rf_leaf)(x, log_n, sc, s, nt, pf);
         return;
     }
-    r = log_n - RF_LEAF;
-    if (r > RF_TOPRAD) r = RF_TOPRAD;
+    /* the levels above the leaf in balanced passes of at most RF_TOPRAD levels; this call
+     * does the top one */
+    passes = (log_n - RF_LEAF + RF_TOPRAD - 1) / RF_TOPRAD;
+    r = (log_n - RF_LEAF + passes - 1) / passes;
     sub = log_n - r;
     m = (ptrdiff_t)1 << sub;
-    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub, 0, s);
-    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s);
+    nsub = (ptrdiff_t)1 << r;
+    for (ptrdiff_t i = 0; i < nsub; ++i)
+        RF_FN(rf_rec)(x + i * m, sub, 0, s, 0, i + 1 < nsub ? x + (i + 1) * m : pf);
+    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s, nt, NULL);
 }
 
 /* Entry points: log_n in [0, 30] (checked by the caller). */
@@ -160,7 +201,7 @@ static RF_ATTR void RF_FN(rf_fwht)(RF_T *x, int log_n)
         RF_CAT(rf_fwht_scalar, RF_T)(x, log_n);
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1);
+    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1, 0, NULL);
 }
 
 /* The transform multiplied by s, fused into the last pass (same bits as transform, then scale). */
@@ -172,7 +213,27 @@ static RF_ATTR void RF_FN(rf_fwht_scaled)(RF_T *x, int log_n, RF_T s)
         for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 1, s);
+    RF_FN(rf_rec)(x, log_n, 1, s, 0, NULL);
+}
+
+/* The batch-row form (fwht.h, rf_fwht_ex_*): flags RF_FWHT_SCALE, RF_FWHT_PREFETCH_NEXT,
+ * RF_FWHT_STREAM; same values as rf_fwht / rf_fwht_scaled. */
+static RF_ATTR void RF_FN(rf_fwht_ex)(RF_T *x, int log_n, RF_T s, int flags)
+{
+    const int sc = (flags & RF_FWHT_SCALE) != 0;
+    int nt = (flags & RF_FWHT_STREAM) != 0 && ((uintptr_t)x & 63u) == 0;
+    const RF_T *pf = (flags & RF_FWHT_PREFETCH_NEXT) ? x + ((ptrdiff_t)1 << log_n) : NULL;
+    if (log_n < RF_LOGW) {
+        if (sc) RF_FN(rf_fwht_scaled)(x, log_n, s); else RF_FN(rf_fwht)(x, log_n);
+        return;
+    }
+#ifndef RF_STREAM
+    nt = 0;
+#endif
+    RF_FN(rf_rec)(x, log_n, sc, s, nt, pf);
+#ifdef RF_STREAM
+    if (nt) RF_FENCE();
+#endif
 }
 
 /* x[0..n) *= s, vectorised (n a multiple of RF_W or not). */
@@ -190,6 +251,7 @@ static RF_ATTR void RF_FN(rf_scale)(RF_T *x, ptrdiff_t n, RF_T s)
 #undef RF_CAT_
 #undef RF_VBUTTERFLY
 #undef RF_VLEVEL
+#undef RF_PUT
 
 /* The instantiation parameters defined by the includer (fwht.c) end with this instance. */
 #undef RF_SFX
@@ -207,3 +269,5 @@ static RF_ATTR void RF_FN(rf_scale)(RF_T *x, ptrdiff_t n, RF_T s)
 #undef RF_SUB
 #undef RF_INTRA_ALL
 #undef RF_SCALE
+#undef RF_STREAM
+#undef RF_FENCE
