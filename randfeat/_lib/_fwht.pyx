@@ -2,8 +2,8 @@
 from cython cimport floating
 from cython.parallel cimport prange
 
-from randfeat._lib._cpu cimport (FWHT_PREFETCH_NEXT, FWHT_SCALE, FWHT_STREAM, all_finite_double,
-                                 all_finite_float, fwht_ex_double, fwht_ex_float)
+from randfeat._lib._cpu cimport (FWHT_SCALE, FWHT_STREAM, all_finite_double, all_finite_float,
+                                 fwht_ex_double, fwht_ex_float)
 from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
                                     interrupt_init, interrupted, raise_if_interrupted)
 
@@ -28,8 +28,8 @@ def isa():
 
 cdef inline int _row(floating *x, int log_n, Py_ssize_t n, floating scale,
                      int flags, bint check) noexcept nogil:
-    """Transform one row (flags: FWHT_SCALE fuses the scale into the last pass; the memory
-    hints change no value); return -1 when the kernel refused it (its error code), 1 if the
+    """Transform one row (flags: FWHT_SCALE fuses the scale into the last pass; FWHT_STREAM, a
+    memory hint, changes no value); return -1 when the kernel refused it (its error code), 1 if the
     result holds a non-finite value (when checked), else 0."""
     cdef int rc
     if floating is float:
@@ -51,10 +51,9 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     """Transform every row of the C-contiguous 2-D array ``x`` in place, rows in parallel.
 
     Each row is multiplied by ``scale`` when it is not 1.  ``hints`` picks the kernel's memory
-    hints, which change no value: -1 (auto: streaming stores for a batch of at least 16 MiB
-    when ``check_finite`` is off),
-    else a combination of 2 (prefetch the next row) and 4 (streaming stores); the benchmark
-    compares them.  Returns the number of rows whose result
+    hint, which changes no value: -1 (auto: streaming stores for a batch of at least 16 MiB
+    when ``check_finite`` is off), 0 (none) or 4 (streaming stores); the benchmark compares
+    them.  Returns the number of rows whose result
     holds NaN or infinity when ``check_finite`` (else 0).  A row's result depends on that row only,
     so the output is bit-identical for every thread count.  Raises ValueError when the rows are
     not 2**log_n long or longer than 2**30 (the kernel's limit), RuntimeError if the kernel still
@@ -65,7 +64,6 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
     cdef Py_ssize_t n_bad = 0, n_err = 0
     cdef floating s = <floating>scale
     cdef int flags = FWHT_SCALE if scale != 1.0 else 0
-    cdef int last_flags
     cdef int nt, r
     cdef Interrupt intr
     check_threads(n_threads)
@@ -80,11 +78,10 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
         # (not when each row is checked right after: the check would read it back from memory)
         if n_rows * n * <Py_ssize_t>sizeof(floating) >= STREAM_MIN_BYTES and not check_finite:
             flags |= FWHT_STREAM
-    elif hints & ~(FWHT_PREFETCH_NEXT | FWHT_STREAM):
-        raise ValueError(f"fwht_rows: hints must be -1 or a combination of 2 and 4, got {hints}")
-    else:
+    elif hints == 0 or hints == FWHT_STREAM:
         flags |= hints
-    last_flags = flags & ~FWHT_PREFETCH_NEXT  # nothing follows the last row
+    else:
+        raise ValueError(f"fwht_rows: hints must be -1 (auto), 0 or 4, got {hints}")
     # At least MIN_WORK values per thread: starting a thread costs more than a smaller share of
     # work (results do not depend on the thread count, so this changes only the speed).
     nt = effective_threads(n_threads, min(n_rows, (n_rows * n) // MIN_WORK), n_rows * n,
@@ -96,8 +93,7 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
             for i in range(n_rows):
                 if interrupted(&intr):
                     break
-                r = _row(&x[i, 0], log_n, n, s, flags if i + 1 < n_rows else last_flags,
-                         check_finite)
+                r = _row(&x[i, 0], log_n, n, s, flags, check_finite)
                 if r < 0:
                     n_err = n_err + 1
                 else:
@@ -106,8 +102,7 @@ def fwht_rows(floating[:, ::1] x, int log_n, int n_threads, double scale=1.0,
             for i in prange(n_rows, schedule="static", num_threads=nt):
                 if interrupted(&intr):
                     continue
-                r = _row(&x[i, 0], log_n, n, s, flags if i + 1 < n_rows else last_flags,
-                         check_finite)
+                r = _row(&x[i, 0], log_n, n, s, flags, check_finite)
                 if r < 0:
                     n_err += 1
                 else:

@@ -103,7 +103,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #endif
 #define RF_LEAF RF_LEAF_AVX512_FLOAT
 #ifndef RF_TOPRAD_AVX512_FLOAT
-#define RF_TOPRAD_AVX512_FLOAT 4
+#define RF_TOPRAD_AVX512_FLOAT 3
 #endif
 #define RF_TOPRAD RF_TOPRAD_AVX512_FLOAT
 #define RF_LOAD(p) _mm512_loadu_ps(p)
@@ -140,7 +140,7 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #endif
 #define RF_LEAF RF_LEAF_AVX512_DOUBLE
 #ifndef RF_TOPRAD_AVX512_DOUBLE
-#define RF_TOPRAD_AVX512_DOUBLE 4
+#define RF_TOPRAD_AVX512_DOUBLE 3
 #endif
 #define RF_TOPRAD RF_TOPRAD_AVX512_DOUBLE
 #define RF_LOAD(p) _mm512_loadu_pd(p)

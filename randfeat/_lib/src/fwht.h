@@ -25,16 +25,13 @@ int rf_fwht_scaled_float(float *x, int log_n, float s);
 int rf_fwht_scaled_double(double *x, int log_n, double s);
 
 /* The form for rows of a batch: the transform, times s when flags has RF_FWHT_SCALE (same bits
- * as rf_fwht_* / rf_fwht_scaled_*), with two memory hints that change no value:
- *   RF_FWHT_PREFETCH_NEXT  prefetch the 2**log_n values that follow x (the next row of a
- *                          C-contiguous batch) during the transform's last in-cache passes, so
- *                          the next call finds them in cache (prefetches never fault);
- *   RF_FWHT_STREAM         write the last pass with non-temporal stores (AVX-512 path, x 64-byte
- *                          aligned; otherwise ignored), so the result goes to memory without
- *                          evicting the data still to be read: for batches larger than the
- *                          cache, whose rows are not read again soon.
+ * as rf_fwht_* / rf_fwht_scaled_*), with a memory hint that changes no value:
+ *   RF_FWHT_STREAM  write the last pass with non-temporal stores (AVX-512 path, x 64-byte
+ *                   aligned; otherwise ignored), so the result goes to memory without evicting
+ *                   the data still to be read: for batches larger than the cache, whose rows
+ *                   are not read again soon.
  * Same return codes as rf_fwht_*. */
-enum { RF_FWHT_SCALE = 1, RF_FWHT_PREFETCH_NEXT = 2, RF_FWHT_STREAM = 4 };
+enum { RF_FWHT_SCALE = 1, RF_FWHT_STREAM = 4 };
 int rf_fwht_ex_float(float *x, int log_n, float s, int flags);
 int rf_fwht_ex_double(double *x, int log_n, double s, int flags);
 

@@ -24,7 +24,6 @@
 #define RF_CAT(a, b) RF_CAT_(a, b)
 #define RF_FN(name) RF_CAT(name, RF_SFX)
 #define RF_W (1 << RF_LOGW)
-
 #define RF_R (1 << RF_LOGR)
 
 /* Butterfly levels k0 .. k0+nl-1 (strides 2**k in units of vectors) on the vectors v[0..2**nl).
@@ -71,25 +70,16 @@ static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_block)(RF_T *x, const int n
 
 /* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of RF_W)
  * over the n values at x; the result is multiplied by s when sc and written with streaming
- * stores when nt.  When pf is not NULL the pass also prefetches the n values at pf (the data
- * the next call will read: one cache line per vector it loads), so that memory traffic overlaps
- * this pass's arithmetic.  Prefetches never fault and change no value. */
+ * stores when nt. */
 static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h,
                                                            const int r, const int sc, RF_T s,
-                                                           const int nt, const RF_T *pf)
+                                                           const int nt)
 {
     const int m = 1 << r;
     for (ptrdiff_t i = 0; i < n; i += h << r) {
         RF_T *p = x + i;
         for (ptrdiff_t j = 0; j < h; j += RF_W) {
             RF_V v[16];
-            if (pf != NULL) {
-                _Pragma("GCC unroll 16")
-                for (int k = 0; k < m; ++k)  /* one prefetch per 64-byte line */
-                    if ((k * RF_W * (int)sizeof(RF_T)) % 64 == 0)
-                        __builtin_prefetch(pf + k * RF_W, 0, 3);
-                pf += m * RF_W;
-            }
             _Pragma("GCC unroll 16")
             for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + k * h);
             RF_VBUTTERFLY(v, m);
@@ -101,16 +91,16 @@ static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n,
 }
 
 static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s,
-                                       int nt, const RF_T *pf)
+                                       int nt)
 {
 #define RF_PASS_CASE(R)                                                            \
     case R:                                                                        \
         if (nt) {                                                                  \
-            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 1, pf);                       \
-            else RF_FN(rf_pass)(x, n, h, R, 0, s, 1, pf);                          \
+            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 1);                           \
+            else RF_FN(rf_pass)(x, n, h, R, 0, s, 1);                              \
         } else {                                                                   \
-            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 0, pf);                       \
-            else RF_FN(rf_pass)(x, n, h, R, 0, s, 0, pf);                          \
+            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 0);                           \
+            else RF_FN(rf_pass)(x, n, h, R, 0, s, 0);                              \
         }                                                                          \
         break;
     switch (r) {
@@ -126,9 +116,8 @@ static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r,
 }
 
 /* Iterative transform of a length that fits in L1: blocks in registers, then radix passes.
- * The last pass multiplies by s when sc and streams its stores when nt; the last radix pass
- * prefetches the n values at pf when pf is not NULL. */
-static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt, const RF_T *pf)
+ * The last pass multiplies by s when sc and streams its stores when nt. */
+static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt)
 {
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;
     int rem;
@@ -165,33 +154,28 @@ static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt, c
         int passes = (rem + RF_MAXRAD - 1) / RF_MAXRAD;
         int r = (rem + passes - 1) / passes;
         int last = r == rem;
-        RF_FN(rf_pass_any)(x, n, h, r, sc && last, s, nt && last, last ? pf : NULL);
+        RF_FN(rf_pass_any)(x, n, h, r, sc && last, s, nt && last);
         h <<= r;
         rem -= r;
     }
 }
 
 /* Cache-blocked recursion (as FFHT): transform the 2**r sub-blocks, then one radix-2**r pass
- * (which multiplies by s when sc, streams when nt).  Each sub-block's last pass prefetches the
- * next sub-block, the last one the n values at pf (when not NULL). */
-static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s, int nt, const RF_T *pf)
+ * (which multiplies by s when sc, streams when nt). */
+static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s, int nt)
 {
-    int r, sub, passes;
-    ptrdiff_t m, nsub;
+    int r, sub;
+    ptrdiff_t m;
     if (log_n <= RF_LEAF) {
-        RF_FN(rf_leaf)(x, log_n, sc, s, nt, pf);
+        RF_FN(rf_leaf)(x, log_n, sc, s, nt);
         return;
     }
-    /* the levels above the leaf in balanced passes of at most RF_TOPRAD levels; this call
-     * does the top one */
-    passes = (log_n - RF_LEAF + RF_TOPRAD - 1) / RF_TOPRAD;
-    r = (log_n - RF_LEAF + passes - 1) / passes;
+    r = log_n - RF_LEAF;
+    if (r > RF_TOPRAD) r = RF_TOPRAD;
     sub = log_n - r;
     m = (ptrdiff_t)1 << sub;
-    nsub = (ptrdiff_t)1 << r;
-    for (ptrdiff_t i = 0; i < nsub; ++i)
-        RF_FN(rf_rec)(x + i * m, sub, 0, s, 0, i + 1 < nsub ? x + (i + 1) * m : pf);
-    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s, nt, NULL);
+    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub, 0, s, 0);
+    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s, nt);
 }
 
 /* Entry points: log_n in [0, 30] (checked by the caller). */
@@ -201,7 +185,7 @@ static RF_ATTR void RF_FN(rf_fwht)(RF_T *x, int log_n)
         RF_CAT(rf_fwht_scalar, RF_T)(x, log_n);
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1, 0, NULL);
+    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1, 0);
 }
 
 /* The transform multiplied by s, fused into the last pass (same bits as transform, then scale). */
@@ -213,16 +197,15 @@ static RF_ATTR void RF_FN(rf_fwht_scaled)(RF_T *x, int log_n, RF_T s)
         for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 1, s, 0, NULL);
+    RF_FN(rf_rec)(x, log_n, 1, s, 0);
 }
 
-/* The batch-row form (fwht.h, rf_fwht_ex_*): flags RF_FWHT_SCALE, RF_FWHT_PREFETCH_NEXT,
- * RF_FWHT_STREAM; same values as rf_fwht / rf_fwht_scaled. */
+/* The batch-row form (fwht.h, rf_fwht_ex_*): flags RF_FWHT_SCALE, RF_FWHT_STREAM; same values
+ * as rf_fwht / rf_fwht_scaled. */
 static RF_ATTR void RF_FN(rf_fwht_ex)(RF_T *x, int log_n, RF_T s, int flags)
 {
     const int sc = (flags & RF_FWHT_SCALE) != 0;
     int nt = (flags & RF_FWHT_STREAM) != 0 && ((uintptr_t)x & 63u) == 0;
-    const RF_T *pf = (flags & RF_FWHT_PREFETCH_NEXT) ? x + ((ptrdiff_t)1 << log_n) : NULL;
     if (log_n < RF_LOGW) {
         if (sc) RF_FN(rf_fwht_scaled)(x, log_n, s); else RF_FN(rf_fwht)(x, log_n);
         return;
@@ -230,7 +213,7 @@ static RF_ATTR void RF_FN(rf_fwht_ex)(RF_T *x, int log_n, RF_T s, int flags)
 #ifndef RF_STREAM
     nt = 0;
 #endif
-    RF_FN(rf_rec)(x, log_n, sc, s, nt, pf);
+    RF_FN(rf_rec)(x, log_n, sc, s, nt);
 #ifdef RF_STREAM
     if (nt) RF_FENCE();
 #endif
