@@ -229,7 +229,7 @@ def oocache_peers():
             def make(x, log_n, _t, dt):
                 dst = aligned_empty(x.shape, x.dtype)
                 args = (dst.ctypes.data, x.ctypes.data, x.nbytes, t)
-                return lambda: lib.rf_bench_copy(*args)
+                return lambda dst=dst, x=x: lib.rf_bench_copy(*args)  # keeps dst, x alive
             return make
         peers.append(Peer("copy-2t", copy_c(2), note="memcpy of two halves by 2 OpenMP "
                           "threads (benchmarks/_rowloop.c)"))

@@ -402,15 +402,11 @@ def _butterfly_int(x):
     return y
 
 
-# hints of fwht_rows: 0 none, 4 streaming stores
-HINTS = (0, 4)
-
-
 @pytest.mark.parametrize("isa", ISAS)
-def test_memory_hints_exact_on_integers_every_isa(isa, restore_isa):
+def test_exact_on_integers_to_2_20_every_isa(isa, restore_isa):
     """Integers in [-8, 8] have exact partial sums (|sum| <= 2**23 < 2**24) for every d up to
-    2**20, so every code path, with every memory hint, aligned or not, must return exactly the
-    int64 butterfly of NumPy, log_n = 0 .. 20 (the cache-blocked passes start at 2**12)."""
+    2**20, so every code path, aligned or not, must return exactly the int64 butterfly of NumPy,
+    log_n = 0 .. 20 (the cache-blocked passes start above 2**11 / 2**12)."""
     rng = np.random.default_rng(7)
     _fwht.set_isa(isa)
     for log_n in range(21):
@@ -418,51 +414,26 @@ def test_memory_hints_exact_on_integers_every_isa(isa, restore_isa):
         x = _ints(rng, (max(2, min(4, 2**15 // d)), d), np.float64)
         expected = _butterfly_int(x)
         for dtype in (np.float32, np.float64):
-            for hints in HINTS:
-                for offset in (0, 1):  # 64-byte aligned rows (streaming stores) or not
-                    raw = np.empty(x.size + 64, dtype)
-                    start = (-raw.ctypes.data % 64) // raw.itemsize + offset
-                    got = raw[start:start + x.size].reshape(x.shape)
-                    got[...] = x
-                    _fwht.fwht_rows(got, log_n, 2, 1.0, False, hints)
-                    assert_array_equal(got, expected.astype(dtype), err_msg=(
-                        f"{isa} {dtype.__name__} log_n={log_n} hints={hints} offset={offset}"))
+            for offset in (0, 1):  # 64-byte aligned rows or not
+                got = _aligned(x.astype(dtype), offset)
+                _fwht.fwht_rows(got, log_n, 2)
+                assert_array_equal(got, expected.astype(dtype), err_msg=(
+                    f"{isa} {dtype.__name__} log_n={log_n} offset={offset}"))
 
 
-@pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
-def test_memory_hints_bit_identical_to_scalar(isa, restore_isa):
-    """On random data (where any change in the order of the additions changes the rounding),
-    every hint and the fused scale give the scalar reference's bits, log_n = 8 .. 20."""
-    if isa == "(none)":
-        pytest.skip("no SIMD code path on this CPU/build")
-    rng = np.random.default_rng(8)
-    for log_n in range(8, 21):
-        d = 1 << log_n
-        for dtype in (np.float32, np.float64):
-            x = rng.standard_normal((max(2, min(3, 2**14 // d)), d)).astype(dtype)
-            for scale in (1.0, 1.0 / np.sqrt(d)):
-                _fwht.set_isa("scalar")
-                ref = x.copy()
-                _fwht.fwht_rows(ref, log_n, 1, scale)
-                _fwht.set_isa(isa)
-                for hints in HINTS:
-                    got = _aligned(x)
-                    _fwht.fwht_rows(got, log_n, 2, scale, False, hints)
-                    assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} "
-                                       f"log_n={log_n} scale={scale} hints={hints}")
-
-
-def _aligned(x):
+def _aligned(x, offset=0):
+    """A copy of x whose data start ``offset`` elements after a 64-byte boundary."""
     raw = np.empty(x.size + 64, x.dtype)
-    start = (-raw.ctypes.data % 64) // raw.itemsize
+    start = (-raw.ctypes.data % 64) // raw.itemsize + offset
     out = raw[start:start + x.size].reshape(x.shape)
     out[...] = x
     return out
 
 
 def test_bit_identity_detects_reassociation():
-    """The bit-identity tests above can fail: the same butterflies in another order (strides
-    decreasing instead of increasing) round differently on random data."""
+    """The bit-identity tests (SIMD paths against the scalar reference) can fail: the same
+    butterflies in another order (strides decreasing instead of increasing) round differently
+    on random data."""
     x = np.random.default_rng(9).standard_normal((2, 1 << 12)).astype(np.float32)
     ref = x.copy()
     _fwht.fwht_rows(ref, 12, 1)
@@ -476,24 +447,6 @@ def test_bit_identity_detects_reassociation():
         h //= 2
     assert_allclose(y, ref, rtol=1e-4, atol=1e-3)  # the same transform ...
     assert not np.array_equal(y, ref)  # ... with other roundings
-
-
-def test_auto_streaming_batch_same_bits():
-    """A batch of >= 16 MiB (streaming stores chosen automatically when check_finite is off)
-    gives the bits of the same transform with no hint, through the public API."""
-    x = _aligned(np.random.default_rng(10).standard_normal((4, 1 << 20)).astype(np.float32))
-    ref = x.copy()
-    _fwht.fwht_rows(ref, 20, 1, 1.0, False, 0)
-    assert_array_equal(fwht(x, check_finite=False), ref)
-    assert fwht(x, out=x, check_finite=False, n_threads=2) is x
-    assert_array_equal(x, ref)
-
-
-def test_hints_errors():
-    x = np.zeros((2, 8))
-    for bad in (2, 6, 8):
-        with pytest.raises(ValueError, match=f"hints must be -1 \\(auto\\), 0 or 4, got {bad}"):
-            _fwht.fwht_rows(x, 3, 1, 1.0, False, bad)
 
 
 def test_normalize_fused_scale_every_isa(restore_isa):

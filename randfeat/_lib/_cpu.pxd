@@ -10,12 +10,6 @@ cdef int fwht_float(float *x, int log_n) noexcept nogil
 cdef int fwht_double(double *x, int log_n) noexcept nogil
 cdef int fwht_scaled_float(float *x, int log_n, float s) noexcept nogil
 cdef int fwht_scaled_double(double *x, int log_n, double s) noexcept nogil
-# flags: FWHT_SCALE (times s), FWHT_STREAM (streaming stores, a memory hint; src/fwht.h)
-cdef enum:
-    FWHT_SCALE = 1
-    FWHT_STREAM = 4
-cdef int fwht_ex_float(float *x, int log_n, float s, int flags) noexcept nogil
-cdef int fwht_ex_double(double *x, int log_n, double s, int flags) noexcept nogil
 cdef int all_finite_float(const float *x, Py_ssize_t n) noexcept nogil
 cdef int all_finite_double(const double *x, Py_ssize_t n) noexcept nogil
 

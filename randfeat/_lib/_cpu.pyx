@@ -20,8 +20,6 @@ cdef extern from "fwht.h" nogil:
     int rf_fwht_double(double *x, int log_n) noexcept
     int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
     int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
-    int rf_fwht_ex_float(float *x, int log_n, float s, int flags) noexcept
-    int rf_fwht_ex_double(double *x, int log_n, double s, int flags) noexcept
     int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
     int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
     const char *rf_fwht_isa() noexcept
@@ -62,12 +60,6 @@ cdef int fwht_scaled_float(float *x, int log_n, float s) noexcept nogil:
 
 cdef int fwht_scaled_double(double *x, int log_n, double s) noexcept nogil:
     return rf_fwht_scaled_double(x, log_n, s)
-
-cdef int fwht_ex_float(float *x, int log_n, float s, int flags) noexcept nogil:
-    return rf_fwht_ex_float(x, log_n, s, flags)
-
-cdef int fwht_ex_double(double *x, int log_n, double s, int flags) noexcept nogil:
-    return rf_fwht_ex_double(x, log_n, s, flags)
 
 cdef int all_finite_float(const float *x, Py_ssize_t n) noexcept nogil:
     return rf_all_finite_float(x, n)

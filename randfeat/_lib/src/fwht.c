@@ -51,19 +51,6 @@ static void rf_fwht_scaled_scalar_##TYPE(TYPE *x, int log_n, TYPE s)            
 DEFINE_SCALAR(float)
 DEFINE_SCALAR(double)
 
-/* The scalar code has no prefetching or streaming stores: RF_FWHT_SCALE is the only flag that
- * changes what it does. */
-static void rf_fwht_ex_scalar_float(float *x, int log_n, float s, int flags)
-{
-    if (flags & RF_FWHT_SCALE) rf_fwht_scaled_scalar_float(x, log_n, s);
-    else rf_fwht_scalar_float(x, log_n);
-}
-static void rf_fwht_ex_scalar_double(double *x, int log_n, double s, int flags)
-{
-    if (flags & RF_FWHT_SCALE) rf_fwht_scaled_scalar_double(x, log_n, s);
-    else rf_fwht_scalar_double(x, log_n);
-}
-
 /* ------------------------------------------------------------------ SIMD variants */
 
 #if (defined(__x86_64__) || defined(_M_X64)) && \
@@ -112,8 +99,6 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_SUB(a, b) _mm512_sub_ps((a), (b))
 #define RF_INTRA_ALL(v) rf_intra512f(rf_intra512f(rf_intra512f(rf_intra512f((v), 0), 1), 2), 3)
 #define RF_SCALE(v, s) _mm512_mul_ps((v), _mm512_set1_ps(s))
-#define RF_STREAM(p, v) _mm512_stream_ps((p), (v))
-#define RF_FENCE() _mm_sfence()
 #include "fwht_simd.h"
 
 /* ---- AVX-512, double: 8 lanes */
@@ -149,8 +134,6 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_SUB(a, b) _mm512_sub_pd((a), (b))
 #define RF_INTRA_ALL(v) rf_intra512d(rf_intra512d(rf_intra512d((v), 0), 1), 2)
 #define RF_SCALE(v, s) _mm512_mul_pd((v), _mm512_set1_pd(s))
-#define RF_STREAM(p, v) _mm512_stream_pd((p), (v))
-#define RF_FENCE() _mm_sfence()
 #include "fwht_simd.h"
 
 /* ---- AVX2 + FMA, float: 8 lanes */
@@ -231,8 +214,6 @@ typedef void (*rf_scale_f_fn)(float *, ptrdiff_t, float);
 typedef void (*rf_scale_d_fn)(double *, ptrdiff_t, double);
 typedef void (*rf_fwhts_f_fn)(float *, int, float);
 typedef void (*rf_fwhts_d_fn)(double *, int, double);
-typedef void (*rf_fwhtx_f_fn)(float *, int, float, int);
-typedef void (*rf_fwhtx_d_fn)(double *, int, double, int);
 
 typedef struct {
     const char *name;
@@ -242,26 +223,21 @@ typedef struct {
     rf_scale_d_fn scale_d;
     rf_fwhts_f_fn fwhts_f;
     rf_fwhts_d_fn fwhts_d;
-    rf_fwhtx_f_fn fwhtx_f;
-    rf_fwhtx_d_fn fwhtx_d;
 } rf_impl;
 
 static const rf_impl rf_impls[RF_ISA_COUNT] = {
     {"scalar", rf_fwht_scalar_float, rf_fwht_scalar_double,
      rf_scale_scalar_float, rf_scale_scalar_double,
-     rf_fwht_scaled_scalar_float, rf_fwht_scaled_scalar_double,
-     rf_fwht_ex_scalar_float, rf_fwht_ex_scalar_double},
+     rf_fwht_scaled_scalar_float, rf_fwht_scaled_scalar_double},
 #ifdef RF_HAVE_X86_SIMD
     {"avx2", rf_fwht_avx2_float, rf_fwht_avx2_double, rf_scale_avx2_float, rf_scale_avx2_double,
-     rf_fwht_scaled_avx2_float, rf_fwht_scaled_avx2_double,
-     rf_fwht_ex_avx2_float, rf_fwht_ex_avx2_double},
+     rf_fwht_scaled_avx2_float, rf_fwht_scaled_avx2_double},
     {"avx512", rf_fwht_avx512_float, rf_fwht_avx512_double,
      rf_scale_avx512_float, rf_scale_avx512_double,
-     rf_fwht_scaled_avx512_float, rf_fwht_scaled_avx512_double,
-     rf_fwht_ex_avx512_float, rf_fwht_ex_avx512_double},
+     rf_fwht_scaled_avx512_float, rf_fwht_scaled_avx512_double},
 #else
-    {"avx2", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"avx512", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"avx2", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"avx512", NULL, NULL, NULL, NULL, NULL, NULL},
 #endif
 };
 
@@ -298,20 +274,6 @@ int rf_fwht_scaled_double(double *x, int log_n, double s)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
     rf_get()->fwhts_d(x, log_n, s);
-    return 0;
-}
-
-int rf_fwht_ex_float(float *x, int log_n, float s, int flags)
-{
-    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwhtx_f(x, log_n, s, flags);
-    return 0;
-}
-
-int rf_fwht_ex_double(double *x, int log_n, double s, int flags)
-{
-    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwhtx_d(x, log_n, s, flags);
     return 0;
 }
 

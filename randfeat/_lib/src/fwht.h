@@ -24,17 +24,6 @@ int rf_fwht_double(double *x, int log_n);
 int rf_fwht_scaled_float(float *x, int log_n, float s);
 int rf_fwht_scaled_double(double *x, int log_n, double s);
 
-/* The form for rows of a batch: the transform, times s when flags has RF_FWHT_SCALE (same bits
- * as rf_fwht_* / rf_fwht_scaled_*), with a memory hint that changes no value:
- *   RF_FWHT_STREAM  write the last pass with non-temporal stores (AVX-512 path, x 64-byte
- *                   aligned; otherwise ignored), so the result goes to memory without evicting
- *                   the data still to be read: for batches larger than the cache, whose rows
- *                   are not read again soon.
- * Same return codes as rf_fwht_*. */
-enum { RF_FWHT_SCALE = 1, RF_FWHT_STREAM = 4 };
-int rf_fwht_ex_float(float *x, int log_n, float s, int flags);
-int rf_fwht_ex_double(double *x, int log_n, double s, int flags);
-
 /* 1 when all n values are finite (no NaN, no +-Inf), else 0.  Branch-free, vectorisable. */
 int rf_all_finite_float(const float *x, ptrdiff_t n);
 int rf_all_finite_double(const double *x, ptrdiff_t n);

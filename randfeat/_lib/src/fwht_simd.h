@@ -47,33 +47,23 @@
         RF_VLEVEL(v, nvec, 8);                                                     \
     } while (0)
 
-/* Store of a result vector: non-temporal (streaming, bypassing the cache; p 64-byte aligned)
- * when nt and the instance has one (RF_STREAM), else an ordinary store. */
-#ifdef RF_STREAM
-#define RF_PUT(p, v, nt) do { if (nt) RF_STREAM((p), (v)); else RF_STORE((p), (v)); } while (0)
-#else
-#define RF_PUT(p, v, nt) RF_STORE((p), (v))
-#endif
-
 /* First pass: nvec contiguous vectors, all RF_LOGW + log2(nvec) lowest levels in registers;
  * when sc (a compile-time constant at every call site) the result is multiplied by s. */
 static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_block)(RF_T *x, const int nvec,
-                                                            const int sc, RF_T s, const int nt)
+                                                            const int sc, RF_T s)
 {
     RF_V v[16]; /* >= RF_R; 16 keeps -Warray-bounds quiet on dead unrolled paths */
     _Pragma("GCC unroll 16")
     for (int k = 0; k < nvec; ++k) v[k] = RF_INTRA_ALL(RF_LOAD(x + k * RF_W));
     RF_VBUTTERFLY(v, nvec);
     _Pragma("GCC unroll 16")
-    for (int k = 0; k < nvec; ++k) RF_PUT(x + k * RF_W, sc ? RF_SCALE(v[k], s) : v[k], nt);
+    for (int k = 0; k < nvec; ++k) RF_STORE(x + k * RF_W, sc ? RF_SCALE(v[k], s) : v[k]);
 }
 
 /* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of RF_W)
- * over the n values at x; the result is multiplied by s when sc and written with streaming
- * stores when nt. */
+ * over the n values at x; the result is multiplied by s when sc. */
 static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h,
-                                                           const int r, const int sc, RF_T s,
-                                                           const int nt)
+                                                           const int r, const int sc, RF_T s)
 {
     const int m = 1 << r;
     for (ptrdiff_t i = 0; i < n; i += h << r) {
@@ -84,24 +74,16 @@ static inline RF_ATTR RF_ALWAYS_INLINE void RF_FN(rf_pass)(RF_T *x, ptrdiff_t n,
             for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + k * h);
             RF_VBUTTERFLY(v, m);
             _Pragma("GCC unroll 16")
-            for (int k = 0; k < m; ++k)
-                RF_PUT(p + j + k * h, sc ? RF_SCALE(v[k], s) : v[k], nt);
+            for (int k = 0; k < m; ++k) RF_STORE(p + j + k * h, sc ? RF_SCALE(v[k], s) : v[k]);
         }
     }
 }
 
-static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s,
-                                       int nt)
+static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r, int sc, RF_T s)
 {
 #define RF_PASS_CASE(R)                                                            \
     case R:                                                                        \
-        if (nt) {                                                                  \
-            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 1);                           \
-            else RF_FN(rf_pass)(x, n, h, R, 0, s, 1);                              \
-        } else {                                                                   \
-            if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s, 0);                           \
-            else RF_FN(rf_pass)(x, n, h, R, 0, s, 0);                              \
-        }                                                                          \
+        if (sc) RF_FN(rf_pass)(x, n, h, R, 1, s); else RF_FN(rf_pass)(x, n, h, R, 0, s); \
         break;
     switch (r) {
     RF_PASS_CASE(1)
@@ -116,8 +98,8 @@ static RF_ATTR void RF_FN(rf_pass_any)(RF_T *x, ptrdiff_t n, ptrdiff_t h, int r,
 }
 
 /* Iterative transform of a length that fits in L1: blocks in registers, then radix passes.
- * The last pass multiplies by s when sc and streams its stores when nt. */
-static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt)
+ * The last pass multiplies by s when sc. */
+static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s)
 {
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;
     int rem;
@@ -125,13 +107,7 @@ static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt)
     if (log_n <= RF_LOGW + RF_LOGR) {
 #define RF_BLOCK_CASE(K, NV)                                                       \
         case K:                                                                    \
-            if (nt) {                                                              \
-                if (sc) RF_FN(rf_block)(x, NV, 1, s, 1);                           \
-                else RF_FN(rf_block)(x, NV, 0, s, 1);                              \
-            } else {                                                               \
-                if (sc) RF_FN(rf_block)(x, NV, 1, s, 0);                           \
-                else RF_FN(rf_block)(x, NV, 0, s, 0);                              \
-            }                                                                      \
+            if (sc) RF_FN(rf_block)(x, NV, 1, s); else RF_FN(rf_block)(x, NV, 0, s); \
             break;
         switch (log_n - RF_LOGW) {
         RF_BLOCK_CASE(0, 1)
@@ -146,36 +122,35 @@ static RF_ATTR void RF_FN(rf_leaf)(RF_T *x, int log_n, int sc, RF_T s, int nt)
 #undef RF_BLOCK_CASE
         return;
     }
-    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R, 0, s, 0);
+    for (ptrdiff_t i = 0; i < n; i += RF_W * RF_R) RF_FN(rf_block)(x + i, RF_R, 0, s);
     rem = log_n - RF_LOGW - RF_LOGR;
     h = (ptrdiff_t)RF_W * RF_R;
     while (rem > 0) {
         /* balanced split of the remaining levels into ceil(rem / RF_MAXRAD) passes */
         int passes = (rem + RF_MAXRAD - 1) / RF_MAXRAD;
         int r = (rem + passes - 1) / passes;
-        int last = r == rem;
-        RF_FN(rf_pass_any)(x, n, h, r, sc && last, s, nt && last);
+        RF_FN(rf_pass_any)(x, n, h, r, sc && r == rem, s);
         h <<= r;
         rem -= r;
     }
 }
 
 /* Cache-blocked recursion (as FFHT): transform the 2**r sub-blocks, then one radix-2**r pass
- * (which multiplies by s when sc, streams when nt). */
-static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s, int nt)
+ * (which multiplies by s when sc). */
+static RF_ATTR void RF_FN(rf_rec)(RF_T *x, int log_n, int sc, RF_T s)
 {
     int r, sub;
     ptrdiff_t m;
     if (log_n <= RF_LEAF) {
-        RF_FN(rf_leaf)(x, log_n, sc, s, nt);
+        RF_FN(rf_leaf)(x, log_n, sc, s);
         return;
     }
     r = log_n - RF_LEAF;
     if (r > RF_TOPRAD) r = RF_TOPRAD;
     sub = log_n - r;
     m = (ptrdiff_t)1 << sub;
-    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub, 0, s, 0);
-    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s, nt);
+    for (ptrdiff_t i = 0; i < ((ptrdiff_t)1 << r); ++i) RF_FN(rf_rec)(x + i * m, sub, 0, s);
+    RF_FN(rf_pass_any)(x, (ptrdiff_t)1 << log_n, m, r, sc, s);
 }
 
 /* Entry points: log_n in [0, 30] (checked by the caller). */
@@ -185,7 +160,7 @@ static RF_ATTR void RF_FN(rf_fwht)(RF_T *x, int log_n)
         RF_CAT(rf_fwht_scalar, RF_T)(x, log_n);
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1, 0);
+    RF_FN(rf_rec)(x, log_n, 0, (RF_T)1);
 }
 
 /* The transform multiplied by s, fused into the last pass (same bits as transform, then scale). */
@@ -197,26 +172,7 @@ static RF_ATTR void RF_FN(rf_fwht_scaled)(RF_T *x, int log_n, RF_T s)
         for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;
         return;
     }
-    RF_FN(rf_rec)(x, log_n, 1, s, 0);
-}
-
-/* The batch-row form (fwht.h, rf_fwht_ex_*): flags RF_FWHT_SCALE, RF_FWHT_STREAM; same values
- * as rf_fwht / rf_fwht_scaled. */
-static RF_ATTR void RF_FN(rf_fwht_ex)(RF_T *x, int log_n, RF_T s, int flags)
-{
-    const int sc = (flags & RF_FWHT_SCALE) != 0;
-    int nt = (flags & RF_FWHT_STREAM) != 0 && ((uintptr_t)x & 63u) == 0;
-    if (log_n < RF_LOGW) {
-        if (sc) RF_FN(rf_fwht_scaled)(x, log_n, s); else RF_FN(rf_fwht)(x, log_n);
-        return;
-    }
-#ifndef RF_STREAM
-    nt = 0;
-#endif
-    RF_FN(rf_rec)(x, log_n, sc, s, nt);
-#ifdef RF_STREAM
-    if (nt) RF_FENCE();
-#endif
+    RF_FN(rf_rec)(x, log_n, 1, s);
 }
 
 /* x[0..n) *= s, vectorised (n a multiple of RF_W or not). */
@@ -234,7 +190,6 @@ static RF_ATTR void RF_FN(rf_scale)(RF_T *x, ptrdiff_t n, RF_T s)
 #undef RF_CAT_
 #undef RF_VBUTTERFLY
 #undef RF_VLEVEL
-#undef RF_PUT
 
 /* The instantiation parameters defined by the includer (fwht.c) end with this instance. */
 #undef RF_SFX
@@ -252,5 +207,3 @@ static RF_ATTR void RF_FN(rf_scale)(RF_T *x, ptrdiff_t n, RF_T s)
 #undef RF_SUB
 #undef RF_INTRA_ALL
 #undef RF_SCALE
-#undef RF_STREAM
-#undef RF_FENCE
