@@ -63,13 +63,20 @@ summation order: :math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` wi
 :math:`\kappa` the condition number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64
 epsilon, and :math:`|b_{dask} - b| \le 100\,\varepsilon\,\kappa\,(|b| + \|\bar z\|\,\|w\|)` for
 the intercept :math:`b = \bar y - \bar z^\top w` (tested for several chunkings, float32 and
-float64).  Blocks whose row counts are
-multiples of ``chunk_size`` (single alpha) read no neighbour rows.  For a fixed chunking the model
-is bit-identical from run to run and whatever the scheduler or number of workers (the reduction
-tree depends on the chunks only, and BLAS runs single-threaded in every task).
+float64 data, with the default ``gram_dtype="float64"``; with ``gram_dtype="float32"`` a block
+that starts or ends inside a chunk forms its part of that chunk's product in single precision
+on its own, so the agreement is that of the float32 products, about ``chunk_size * 6e-8``
+relative per Gram entry).  Blocks whose row counts are multiples of ``chunk_size`` (single
+alpha) read no neighbour rows.  For a fixed chunking the model is bit-identical from run to run
+and whatever the scheduler or number of workers, as long as the tasks' BLAS runs with the same
+number of threads (the reduction tree depends on the chunks only).  randfeat does not change the
+BLAS thread count: ``distributed``'s worker processes run a single-threaded BLAS by default
+(their nannies set ``OPENBLAS_NUM_THREADS=1``, ``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1``);
+elsewhere set it with :func:`threadpoolctl.threadpool_limits`.
 
 The computation runs on the active ``distributed.Client`` when there is one (dask's default),
-else on dask's default scheduler for delayed objects (threads), with BLAS limited to one thread.
+else on dask's default scheduler for delayed objects (threads, each task's BLAS calls with the
+process's BLAS threads).
 
 Bad input
 ---------
@@ -179,18 +186,15 @@ def _transform_piece(est, Xp, lo, hi, T, info):
     canonical tile is transformed on its own, then the rows are cut out."""
     import scipy.sparse as sp
 
-    from randfeat._parallel import blas_limit
-
     who, i, nblocks, a, b = info
     try:
         Xp = _finite_rows(np.asarray(Xp), lo, hi, a - lo)  # piece row 0 = X row a - lo
         parts = []
-        with blas_limit(1):
-            for t0, t1 in _tiles(Xp.shape[0], T):
-                if t1 <= lo or t0 >= hi:
-                    continue
-                Z = est.transform(Xp[t0:t1])
-                parts.append(Z[max(lo, t0) - t0:min(hi, t1) - t0])
+        for t0, t1 in _tiles(Xp.shape[0], T):
+            if t1 <= lo or t0 >= hi:
+                continue
+            Z = est.transform(Xp[t0:t1])
+            parts.append(Z[max(lo, t0) - t0:min(hi, t1) - t0])
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
     if len(parts) == 1:
@@ -386,10 +390,12 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
     selects the rows of the fitted subset (training or validation rows), which are the subset's
     rows ``A:B`` with ``A`` a multiple of ``chunk_size``; the block's own rows are ``own = (lo,
     hi)`` of them.  Every chunk ``[t, t + chunk_size)`` of the subset is featurised whole (as the
-    in-memory fit does: same rows, so bit-identical features), and the statistics of its own rows
-    are kept.  Neighbour rows only complete a chunk: their NaN/infinity is not this block's error.
+    in-memory fit does: same rows, so bit-identical features), and its own rows are added to one
+    :class:`~randfeat.linear.RidgeStatistics` in row order (one ``syrk`` and one ``gemm`` per
+    chunk, in place, as the in-memory fit).  Neighbour rows only complete a chunk: their
+    NaN/infinity is not this block's error.
     """
-    from randfeat._parallel import blas_limit
+    from randfeat.linear import RidgeStatistics
 
     who, i, nblocks, a, b, ra = info
     lo, hi = own
@@ -405,35 +411,26 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
             raise ValueError(f"y contains NaN or infinity (first in row "
                              f"{rows[lo + np.flatnonzero(bad_y)[0]]} of y)")
         Xp = _finite_rows(Xp, lo, hi, 0, rows)
-        parts = []
+        st = RidgeStatistics(model.gram_dtype)
+        scores = None
+        if path is not None:
+            Wf, pb = path
+            L, K = pb.shape
+            scores = np.zeros(L)
         cs = int(model.chunk_size)
-        with blas_limit(1):
-            for t0 in range(0, Xp.shape[0], cs):
-                t1 = min(Xp.shape[0], t0 + cs)
-                k0, k1 = max(lo, t0), min(hi, t1)
-                if k0 >= k1:
-                    continue
-                parts.append(_chunk_stats(
-                    model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yp[k0:k1], path))
-        out = _merge_all(*parts)  # in chunk order, as the in-memory fit
+        for t0 in range(0, Xp.shape[0], cs):
+            t1 = min(Xp.shape[0], t0 + cs)
+            k0, k1 = max(lo, t0), min(hi, t1)
+            if k0 >= k1:
+                continue
+            Yc = Yp[k0:k1]
+            Z = st._update(model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yc)
+            if path is not None:
+                P = np.asarray(Z @ Wf).reshape(-1, L, K) + pb[None]
+                scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+        st._release()
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
-    return out
-
-
-def _chunk_stats(model, Z, Yc, path):
-    """``model._chunk_stats`` for features ``Z`` already computed: ``(RidgeStatistics, the
-    summed validation score of every alpha of path, or None)``."""
-    from randfeat.linear import RidgeStatistics
-
-    st = RidgeStatistics(model.gram_dtype)
-    Z = st._update(Z, Yc)
-    scores = None
-    if path is not None:
-        Wf, b = path
-        L, K = b.shape
-        P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-        scores = np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
     return st, scores
 
 
@@ -458,7 +455,6 @@ def _reduce(model, feats, X, Y, mask, path, who):
     ``Y``, computed on the workers; each block featurises the chunks of the in-memory fit that
     hold its rows."""
     dask, _ = _import_dask()
-    from randfeat._parallel import blas_limit
 
     bounds = _block_bounds(X.chunks[0])
     model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
@@ -486,8 +482,7 @@ def _reduce(model, feats, X, Y, mask, path, who):
         m = None if mask is None else mask[ra:rb]
         parts.append(dask.delayed(_block_stats, pure=True)(
             model_d, Xp, Yp, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
-    with blas_limit(1):  # local threaded scheduler: single-threaded BLAS in every task
-        (res,) = dask.compute(tree_reduce(parts))
+    (res,) = dask.compute(tree_reduce(parts))
     return res
 
 
