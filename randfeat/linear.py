@@ -24,7 +24,9 @@ Two solvers, chosen from the type of the features:
   feature transformer is applied to ``chunk_size`` rows at a time and only the sufficient
   statistics :math:`Z^\\top Z`, :math:`Z^\\top Y`, :math:`Z^\\top 1`, :math:`1^\\top Y` are kept
   (memory :math:`O(D^2 + DK)`, never :math:`N \\times D`); each chunk's :math:`Z^\\top Z` is
-  one BLAS ``syrk`` (float64 by default, float32 per chunk with ``gram_dtype="float32"``).
+  one BLAS ``syrk`` on the lower triangle, made from the calling thread with the process's BLAS
+  threads (float64 into the Gram itself by default; with ``gram_dtype="float32"`` a
+  single-precision product of the chunk added to the float64 Gram).
   These statistics are a public object, :class:`RidgeStatistics` (``partial_fit``, ``merge``,
   ``solve``, ``solve_path``): statistics of blocks of rows computed anywhere (threads,
   processes, a cluster) merge into those of all the rows.
@@ -32,7 +34,7 @@ Two solvers, chosen from the type of the features:
   is :math:`w = (A + \\lambda I)^{-1} c` (:math:`\\lambda = \\alpha`, or :math:`\\alpha\\sum_i s_i`
   with ``alpha_scale="mean"``), :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
   :math:`\\alpha` is solved from one accumulation by one Cholesky factorisation per
-  :math:`\\alpha` (:func:`scipy.linalg.cho_factor` / :func:`scipy.linalg.cho_solve`), falling back
+  :math:`\\alpha` (LAPACK ``potrf`` / ``potrs`` on the lower triangle), falling back
   to the eigendecomposition :math:`A = Q \\Lambda Q^\\top`
   (:math:`w_\\alpha = Q (\\Lambda + n\\alpha)^{-1} Q^\\top c`) when a factorisation fails.
 * **sparse features** (random binning, CSR with a hashed, possibly huge width): the centred
@@ -185,8 +187,8 @@ class RidgeStatistics:
 
     See Also
     --------
-    RandomFeatureRidge : fits with these statistics (chunks of rows spread over threads, merged in
-        chunk order).
+    RandomFeatureRidge : fits with these statistics (one :meth:`partial_fit` per chunk of rows,
+        in row order).
 
     Notes
     -----
@@ -936,16 +938,23 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated
         over chunks and solved in float64).  "float32" halves the dominant cost of a fit with
-        wide features (single-precision ``syrk``) at a relative error of about
-        ``chunk_size * 6e-8`` per Gram entry: use it only when ``n_samples * alpha`` is far above
-        that error (moderate alphas); the default is exact to float64 rounding.
+        wide features (one single-precision ``syrk`` per chunk; the chunk's features rounded to
+        float32, the products summed over the chunk in float32, the chunk sums added in
+        float64) at a rounding error of each chunk's entries of at most about
+        ``chunk_size * 6e-8`` times the sum of the magnitudes of their terms (typically
+        ``sqrt(chunk_size) * 6e-8``): use it when the penalty is far above that error
+        (moderate alphas; see ``benchmarks/README.md`` for the measured effect on Adult, where
+        the test error is unchanged); the default is exact to float64 rounding.
     n_threads : int or None, default=None
-        Threads of :meth:`fit` and :meth:`predict`: chunks of rows (featurised, their
-        :math:`Z^\top Z` formed) and the alphas of the Cholesky path are spread over this many
-        threads, each running single-threaded BLAS, and the chunk statistics are summed in chunk
-        order, so the fitted model is bit-identical for every ``n_threads``.  None: every CPU
-        available to the process; negative: counted back from that (-1 all, -2 all but one).
-        Holds up to ``n_threads + 1`` chunk Grams (:math:`D \times D` each) at a time.
+        Threads of randfeat's compiled feature kernels in :meth:`fit` and :meth:`predict` (a
+        randfeat ``features`` map runs with this many; its output does not depend on it).  The
+        BLAS and LAPACK calls (each chunk's ``syrk`` and ``gemm``, the Cholesky factorisations)
+        are made from the calling thread, one chunk after another, with the process's BLAS
+        threads: randfeat does not change them (set them with
+        :func:`threadpoolctl.threadpool_limits`, as for scikit-learn).  No call's shape depends
+        on ``n_threads``, so the fitted model is bit-identical for every ``n_threads``.  None:
+        every CPU available to the process; negative: counted back from that (-1 all, -2 all
+        but one).
 
     Attributes
     ----------
