@@ -89,6 +89,7 @@ published before every block has been reduced).
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 
@@ -181,14 +182,18 @@ def _tiles(n_rows, T):
         yield t0, min(n_rows, t0 + T)
 
 
-def _transform_piece(est, Xp, lo, hi, T, info):
-    """Features of rows ``lo:hi`` of ``Xp``, whose row 0 is a global multiple of ``T``: every
-    canonical tile is transformed on its own, then the rows are cut out."""
+def _transform_piece(est, piece, lo, hi, T, info):
+    """Features of rows ``lo:hi`` of the piece ``Xp``, whose row 0 is a global multiple of ``T``:
+    every canonical tile is transformed on its own, then the rows are cut out.  ``piece`` is
+    ``(blocks, c0, c1)``: ``Xp`` is rows ``c0:c1`` of the concatenated consecutive blocks."""
     import scipy.sparse as sp
 
     who, i, nblocks, a, b = info
     try:
-        Xp = _finite_rows(np.asarray(Xp), lo, hi, a - lo)  # piece row 0 = X row a - lo
+        blocks, c0, c1 = piece
+        Xp = np.concatenate([np.asarray(p) for p in blocks]) if len(blocks) > 1 \
+            else np.asarray(blocks[0])
+        Xp = _finite_rows(Xp[c0:c1], lo, hi, a - lo)  # piece row 0 = X row a - lo
         parts = []
         for t0, t1 in _tiles(Xp.shape[0], T):
             if t1 <= lo or t0 >= hi:
@@ -266,11 +271,14 @@ def transform(est, X):
     est_d = dask.delayed(worker, pure=True, traverse=False)
     T, n = TILE_ROWS, X.shape[0]
     bounds = _block_bounds(X.chunks[0])
+    starts, ends = [a for a, _ in bounds], [b for _, b in bounds]
+    Xb = X.to_delayed().ravel()  # the blocks' own keys (slicing X would add tasks per piece)
     outs = []
     for i, (a, b) in enumerate(bounds):
         A = (a // T) * T
         B = min(n, -(-b // T) * T)
-        piece = X.blocks[i] if (A, B) == (a, b) else X[A:B]
+        j0, j1 = bisect.bisect_right(ends, A), bisect.bisect_left(starts, B)
+        piece = (list(Xb[j0:j1]), A - starts[j0], B - starts[j0])  # whole blocks, then cut
         task = dask.delayed(_transform_piece, pure=True)(
             est_d, piece, a - A, b - A, T, (who, i, len(bounds), a, b))
         outs.append(da.from_delayed(task, shape=(b - a, width), dtype=probe.dtype, meta=meta))
@@ -345,8 +353,9 @@ def _fit_binning_exact(est, X, who):
     frozen = _frozen_random_state(rs)
     proto = clone(est).set_params(random_state=frozen, n_threads=1)
     bounds = _block_bounds(X.chunks[0])
+    Xb = X.to_delayed().ravel()
     tasks = [dask.delayed(_binning_representatives, pure=True)(
-        proto, X.blocks[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
+        proto, Xb[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
     parts = dask.compute(*tasks)
     idx = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
@@ -382,11 +391,12 @@ def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
     return level[0]
 
 
-def _block_stats(model, Xp, Yp, mask, own, path, info):
+def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
     """``(RidgeStatistics, scores)`` of the rows of one block, featurised in the in-memory fit's
     chunks.
 
-    ``Xp`` / ``Yp`` hold the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
+    ``Xp`` / ``Yp`` are the consecutive blocks of ``X`` / ``Y`` whose rows ``cut[0]:cut[1]``
+    are the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
     selects the rows of the fitted subset (training or validation rows), which are the subset's
     rows ``A:B`` with ``A`` a multiple of ``chunk_size``; the block's own rows are ``own = (lo,
     hi)`` of them.  Every chunk ``[t, t + chunk_size)`` of the subset is featurised whole (as the
@@ -400,8 +410,9 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
     who, i, nblocks, a, b, ra = info
     lo, hi = own
     try:
-        Xp = np.asarray(Xp)
-        Yp = np.asarray(Yp)
+        Xp = np.concatenate([np.asarray(p) for p in Xp]) if len(Xp) > 1 else np.asarray(Xp[0])
+        Yp = np.concatenate([np.asarray(p) for p in Yp]) if len(Yp) > 1 else np.asarray(Yp[0])
+        Xp, Yp = Xp[cut[0]:cut[1]], Yp[cut[0]:cut[1]]
         rows = np.arange(ra, ra + Xp.shape[0]) if mask is None else ra + np.flatnonzero(mask)
         if mask is not None:
             Xp, Yp = Xp[mask], Yp[mask]
@@ -468,6 +479,9 @@ def _reduce(model, feats, X, Y, mask, path, who):
         idx = np.flatnonzero(mask)  # original row of every selected row
         n_sel = idx.size
         cum = np.concatenate([[0], np.cumsum([np.count_nonzero(mask[a:b]) for a, b in bounds])])
+    starts = [a for a, _ in bounds]
+    ends = [b for _, b in bounds]
+    Xb, Yb = X.to_delayed().ravel(), Y.to_delayed().ravel()  # the blocks' own keys: no new tasks
     parts = []
     for i, (a, b) in enumerate(bounds):
         lo, hi = (a, b) if mask is None else (int(cum[i]), int(cum[i + 1]))  # subset rows
@@ -475,13 +489,14 @@ def _reduce(model, feats, X, Y, mask, path, who):
             continue
         A, B = (lo // cs) * cs, min(n_sel, -(-hi // cs) * cs)  # whole chunks of the subset
         ra, rb = (A, B) if idx is None else (int(idx[A]), int(idx[B - 1]) + 1)
-        if (ra, rb) == (a, b):
-            Xp, Yp = X.blocks[i], Y.blocks[i]
-        else:
-            Xp, Yp = X[ra:rb], Y[ra:rb]
+        # the blocks holding rows ra:rb, passed whole (slicing the dask array, X[ra:rb], instead
+        # adds getitem and finalize tasks per block and piece: ~50x more tasks with small blocks)
+        j0, j1 = bisect.bisect_right(ends, ra), bisect.bisect_left(starts, rb)
+        Xp, Yp = list(Xb[j0:j1]), list(Yb[j0:j1])
+        cut = (ra - starts[j0], rb - starts[j0])
         m = None if mask is None else mask[ra:rb]
         parts.append(dask.delayed(_block_stats, pure=True)(
-            model_d, Xp, Yp, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
+            model_d, Xp, Yp, cut, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
     (res,) = dask.compute(tree_reduce(parts))
     return res
 
@@ -622,8 +637,9 @@ def _scores(model, X):
     K = np.reshape(model.coef_, (-1, model.n_features_out_)).shape[0]
     bounds = _block_bounds(X.chunks[0])
     m_d = dask.delayed(worker, pure=True, traverse=False)
+    Xb = X.to_delayed().ravel()
     outs = [da.from_delayed(dask.delayed(_block_decision, pure=True)(
-        m_d, X.blocks[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
+        m_d, Xb[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
         for i, (a, b) in enumerate(bounds)]
     return da.concatenate(outs, axis=0) if len(outs) > 1 else outs[0]
 
