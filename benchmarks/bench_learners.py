@@ -151,6 +151,65 @@ def run_child(path, method, D, seed, args, settings):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def precision(name, D, seeds, cache):
+    """gram_dtype="float32" against "float64" on the same fit (same features, same chunks): the
+    largest Gram entry error relative to the largest entry, the relative coefficient
+    difference, the largest decision-function difference on the test rows and both test errors,
+    per seed (in this process)."""
+    import scipy.sparse as sp
+
+    from randfeat import RandomFourierFeatures
+    from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
+
+    st = SETTINGS[name]
+    a = np.load(prepare(name, cache))
+    if bool(a["sparse"]):
+        def mk(k):
+            return sp.csr_matrix((a[k + "_data"], a[k + "_indices"], a[k + "_indptr"]),
+                                 shape=tuple(a[k + "_shape"]))
+        Xtr, Xte = mk("Xtr"), mk("Xte")
+    else:
+        Xtr, Xte = a["Xtr"], a["Xte"]
+    ytr, yte = a["ytr"], a["yte"]
+    cls = RandomFeatureRidgeClassifier if st["task"] == "binary" else RandomFeatureRidge
+    out = []
+    for seed in seeds:
+        f = RandomFourierFeatures(D, sigma=st["sigma"], features="phase", random_state=seed)
+        fits, grams = {}, {}
+        for g in ("float64", "float32"):
+            m = cls(f, alphas=st["alpha"], gram_dtype=g).fit(Xtr, ytr)
+            fits[g] = m
+            stats = RidgeStatistics(g)
+            for s0 in range(0, Xtr.shape[0], m.chunk_size):
+                stats.partial_fit(m.features_.transform(Xtr[s0:s0 + m.chunk_size]),
+                                  np.zeros(min(m.chunk_size, Xtr.shape[0] - s0)))
+            grams[g] = stats.gram_
+        m64, m32 = fits["float64"], fits["float32"]
+        d64 = m64.decision_function(Xte) if st["task"] == "binary" else m64.predict(Xte)
+        d32 = m32.decision_function(Xte) if st["task"] == "binary" else m32.predict(Xte)
+
+        def err(m):
+            p = m.predict(Xte)
+            return (100.0 * float(np.mean(p != yte)) if st["task"] == "binary"
+                    else float(np.sqrt(np.mean((p - yte) ** 2))))
+
+        out.append(dict(
+            seed=seed, gram_rel=float(np.abs(grams["float32"] - grams["float64"]).max()
+                                      / np.abs(grams["float64"]).max()),
+            coef_rel=float(np.linalg.norm(m32.coef_ - m64.coef_) / np.linalg.norm(m64.coef_)),
+            decision_max=float(np.abs(d32 - d64).max()),
+            decision_scale=float(np.abs(d64).max()),
+            sign_flips=int(np.sum(np.sign(d32) != np.sign(d64))) if st["task"] == "binary"
+            else 0, err64=err(m64), err32=err(m32)))
+        r = out[-1]
+        print(f"precision {name} D={D} seed {seed}: max |G32 - G64| / max |G64| = "
+              f"{r['gram_rel']:.1e}; ||w32 - w64|| / ||w64|| = {r['coef_rel']:.1e}; max decision "
+              f"difference {r['decision_max']:.1e} (max |decision| {r['decision_scale']:.2f}), "
+              f"{r['sign_flips']} test predictions changed; test error float64 "
+              f"{r['err64']:.3f}, float32 {r['err32']:.3f}", flush=True)
+    return out
+
+
 def pipeline_bytes(n, D):
     """The pipeline's two N x D float64 matrices (features, and Ridge's centred copy)."""
     return 2 * 8 * n * D
@@ -175,6 +234,9 @@ def main(argv=None):
                          "GiB (default: 80%% of the memory available now)")
     ap.add_argument("--only", choices=["pipeline", "randfeat"], default=None,
                     help="run one side only (e.g. randfeat where the pipeline cannot run)")
+    ap.add_argument("--precision", action="store_true",
+                    help="only compare gram_dtype float32 with float64 (same process, seeds "
+                         "0 .. repeats - 1) on every data set and D")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     import psutil
@@ -183,6 +245,12 @@ def main(argv=None):
     max_bytes = args.max_gib * 2 ** 30 if args.max_gib else 0.8 * avail
     cache = Path(tempfile.gettempdir()) / "randfeat_bench_learners"
     cache.mkdir(exist_ok=True)
+    if args.precision:
+        res = {f"{name} D={D}": precision(name, D, range(args.repeats), cache)
+               for name in args.datasets.split(",") for D in (int(s) for s in args.D.split(","))}
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1))
+        return 0
     results = dict(loadavg_start=os.getloadavg(), cpus=os.cpu_count(), threads=args.threads,
                    gram_dtype=args.gram_dtype, chunk_size=args.chunk_size, runs=[])
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; randfeat "
