@@ -213,7 +213,9 @@ def compare_subset(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-rows", type=int, default=10_000_000)
-    ap.add_argument("--chunk-rows", type=int, default=250_000)
+    ap.add_argument("--chunk-rows", type=int, default=262_144,
+                    help="rows per dask block (a multiple of chunk_size = 4096: no neighbour "
+                         "reads)")
     ap.add_argument("--D", type=int, default=1024)
     ap.add_argument("--alpha", type=float, default=1e-4)
     ap.add_argument("--gram-dtype", default="float32", choices=["float32", "float64"],
