@@ -245,7 +245,7 @@ def main(argv=None):
     res["block_split"] = bs = block_split(args)
     print(f"one {bs['rows']}-row block, 1 thread: transform {bs['transform_s'] * 1e3:.1f} ms, "
           f"statistics ({args.gram_dtype} syrk + gemm) {bs['gram_s'] * 1e3:.1f} ms "
-          f"({bs['gflops']:.1f} G multiply-adds/s)", flush=True)
+          f"({bs['gflops']:.1f} GFLOP/s, counting N D^2 flops per syrk)", flush=True)
     for w in (int(s) for s in args.workers.split(",")):
         r = run_fit(w, args)
         res["fits"].append(r)
