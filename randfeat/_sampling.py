@@ -73,16 +73,16 @@ def _haar_count(n, d):
     return full * (d * (d + 1) // 2) + rem * d - rem * (rem - 1) // 2
 
 
-def _haar_fill(n, d, g, scale):
+def _haar_fill(n, d, g, scale, n_threads=1):
     """``(n, d)`` rows: Haar orthogonal blocks of ``d`` rows built from the normals ``g``, row
     ``i`` times ``scale[i]`` (compiled kernel ``randfeat._lib._orthogonal.haar_rows``)."""
     W = np.empty((n, d))
-    work = np.empty(d * (d + 1) // 2 + 2 * d + d * _ok.panel_width())
-    _ok.haar_rows(g, np.ascontiguousarray(scale, dtype=np.float64), W, work)
+    work = np.empty(_ok.haar_work_size(n, d, n_threads))
+    _ok.haar_rows(g, np.ascontiguousarray(scale, dtype=np.float64), W, work, n_threads)
     return W
 
 
-def haar_orthogonal(d, rng, n_blocks=None):
+def haar_orthogonal(d, rng, n_blocks=None, n_threads=1):
     r"""Haar-distributed orthogonal ``d x d`` matrices (float64).
 
     Householder vectors drawn directly (Stewart 1980): the QR factorisation of a standard
@@ -98,20 +98,21 @@ def haar_orthogonal(d, rng, n_blocks=None):
     at half the cost: :math:`\tfrac43 d^3` flops and
     :math:`d(d+1)/2` normals per matrix instead of :math:`\tfrac83 d^3` and :math:`d^2`.
     The rows of each returned matrix are the columns of that :math:`Q` (the transpose of a
-    Haar matrix is Haar).  No BLAS is used (one thread, fixed order of operations), so the
-    result does not depend on any thread setting.
+    Haar matrix is Haar).  No BLAS is used; the columns are spread over up to ``n_threads``
+    OpenMP threads, each in one fixed order of operations, so the result does not depend on
+    ``n_threads`` or on any BLAS setting.
 
     Returns one matrix of shape ``(d, d)``, or ``(n_blocks, d, d)`` independent ones (from one
     call of ``rng.standard_normal``).
     """
     nb = 1 if n_blocks is None else n_blocks
     n = nb * d
-    Q = _haar_fill(n, d, rng.standard_normal(_haar_count(n, d)), np.ones(n))
+    Q = _haar_fill(n, d, rng.standard_normal(_haar_count(n, d)), np.ones(n), n_threads)
     Q = Q.reshape(nb, d, d)
     return Q[0] if n_blocks is None else Q
 
 
-def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
+def orthogonal_frequencies(kernel, n, d, rng, norm="radial", n_threads=1):
     r"""``n`` orthogonal random frequencies in :math:`\mathbb R^d` (ORF / ORF', Yu et al. 2016).
 
     Parameters
@@ -125,6 +126,8 @@ def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
     norm : {"radial", "unit"}
         ``"radial"``: ORF, row lengths iid from the kernel's radial law (unbiased).
         ``"unit"``: ORF', every row of length :math:`\sqrt d/\sigma` (biased, Yu et al. Thm 2).
+    n_threads : int, default 1
+        OpenMP threads for the orthogonal blocks (the result is the same bits for any count).
 
     Returns
     -------
@@ -149,7 +152,7 @@ def orthogonal_frequencies(kernel, n, d, rng, norm="radial"):
         scale = np.full(n, math.sqrt(d) / kernel.sigma)
     else:
         scale = kernel.sample_radius(n, d, rng)
-    return _haar_fill(n, d, g, scale)
+    return _haar_fill(n, d, g, scale, n_threads)
 
 
 def _check_orthogonal_kernel(kernel, norm):
@@ -263,10 +266,11 @@ def qmc_frequencies(kernel, n, d, rng, method="sobol"):
         f"{_QMC_OK}; got {kernel!r}. Use sampling='iid' (or 'orthogonal' for a radial kernel)")
 
 
-def sample_frequencies(kernel, n, d, rng, sampling="iid"):
+def sample_frequencies(kernel, n, d, rng, sampling="iid", n_threads=1):
     """Dispatch: ``n`` frequencies of ``kernel`` in dimension ``d`` drawn by ``sampling``.
 
     ``sampling`` is one of :data:`SAMPLINGS`; ``"iid"`` is ``kernel.sample(n, d, rng)``.
+    ``n_threads`` reaches the orthogonal samplers (same bits for any count).
     """
     if not isinstance(kernel, ShiftInvariantKernel):
         raise TypeError(f"sample_frequencies: kernel must be a ShiftInvariantKernel, got "
@@ -274,9 +278,9 @@ def sample_frequencies(kernel, n, d, rng, sampling="iid"):
     if sampling == "iid":
         return kernel.sample(n, d, rng)
     if sampling == "orthogonal":
-        return orthogonal_frequencies(kernel, n, d, rng, norm="radial")
+        return orthogonal_frequencies(kernel, n, d, rng, "radial", n_threads)
     if sampling == "orthogonal_unit":
-        return orthogonal_frequencies(kernel, n, d, rng, norm="unit")
+        return orthogonal_frequencies(kernel, n, d, rng, "unit", n_threads)
     if sampling == "qmc_sobol":
         return qmc_frequencies(kernel, n, d, rng, method="sobol")
     if sampling == "qmc_halton":

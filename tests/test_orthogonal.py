@@ -128,7 +128,11 @@ def test_haar_same_bits_for_any_blas_threads(d, n):
         with threadpoolctl.threadpool_limits(nt):
             outs.append(orthogonal_frequencies(GaussianKernel(1.0), n, d,
                                                np.random.default_rng(7)))
-    np.testing.assert_array_equal(outs[0], outs[1])
+    for nt in (2, 3):   # the OpenMP path runs from n d^2 >= 2^23 (d = 513, 1024 here)
+        outs.append(orthogonal_frequencies(GaussianKernel(1.0), n, d, np.random.default_rng(7),
+                                           n_threads=nt))
+    for W in outs[1:]:
+        np.testing.assert_array_equal(outs[0], W)
     assert np.abs(outs[0][:d] @ outs[0][:d].T / np.linalg.norm(outs[0][:d], axis=1) ** 2
                   - np.eye(d)).max() < 1e-12 * d
 

@@ -20,7 +20,8 @@ The columns are formed here, 32 at a time (``rf_haar_panel``: the panel stays in
 while the reflectors stream by; vectorised across the 32 columns only, without FMA contraction),
 not by LAPACK: OpenBLAS's threaded gemm rounds differently for some sizes with 1 and 2 BLAS
 threads (measured: ``dorgqr`` at d = 513 differed by 2e-16), and the frequencies must be the
-same bits whatever the thread settings.  This code uses no BLAS and one thread.
+same bits whatever the thread settings.  This code uses no BLAS; its panels (independent
+columns) may run on several OpenMP threads without changing a bit.
 
 Memory layout: column k of Q is row k of the output block, the frequency.  The rows of a block
 are thus the columns of a Haar matrix (Q^T is Haar too), scaled by ``sign beta_k * scale_k``.
@@ -29,12 +30,15 @@ are thus the columns of a Haar matrix (Q^T is Haar too), scaled by ``sign beta_k
 Statistics 37, 1988; relative error about 1e-16), fused with the per-row scaling of the
 frequencies and the clipping of the points to the open unit interval.
 
-Both run on the calling thread and notice Ctrl-C between panels / rows.
+``ndtri_rows`` runs on the calling thread; both notice Ctrl-C between panels / rows.
 """
 from libc.math cimport copysign, fabs, log, sqrt
 
-from randfeat._lib._policy cimport (Interrupt, interrupt_init, interrupted,
-                                    raise_if_interrupted)
+from cython.parallel cimport prange
+
+from randfeat._lib._openmp cimport omp_get_thread_num
+from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
+                                    interrupt_init, interrupted, raise_if_interrupted)
 
 
 cdef extern from *:
@@ -83,49 +87,51 @@ cdef extern from *:
                        Py_ssize_t kmax, double *X) noexcept nogil
 
 
-def panel_width():
-    """Columns per panel of ``haar_rows`` (the scratch of one thread is d x panel_width())."""
-    return RF_HAAR_R
-
-
 def haar_rows(const double[::1] g, const double[::1] scale, double[:, ::1] out,
-              double[::1] work):
+              double[::1] work, int n_threads=1):
     """Fill ``out`` (n, d) with Haar orthogonal blocks of d rows (the last cut to n mod d).
 
     ``g``: the normals, block after block, m d - m (m - 1) / 2 of them for a block of m rows
     (vector k of the block, of length d - k, is g[pos : pos + d - k]).  ``scale`` (n,): row
-    multipliers (the radii).  ``work``: scratch of d (d + 1) / 2 + 2 d + d panel_width()
-    doubles (reflectors, tau, signs, one panel).  Single-threaded, no BLAS: the result is the
-    same bits on every machine with IEEE doubles, whatever the thread settings.
+    multipliers (the radii).  ``work``: scratch of ``haar_work_size(n, d, n_threads)`` doubles
+    (the reflectors of every block, tau, signs, one panel per thread).  No BLAS: the reflectors
+    are built on the calling thread, then the panels of all blocks (independent columns) are
+    spread over up to ``n_threads`` OpenMP threads, each computed in one fixed order of
+    operations, so the result is the same bits for every thread count.
     """
     cdef Py_ssize_t n = out.shape[0], d = out.shape[1], R = RF_HAAR_R
-    cdef Py_ssize_t b, k, i, c, m, r0, j0, kmax, off, pos = 0
-    cdef Py_ssize_t nb = (n + d - 1) // d if d else 0
+    cdef Py_ssize_t b, k, i, c, m, r0, j0, p, kmax, off, pos = 0
+    cdef Py_ssize_t nb = (n + d - 1) // d if d else 0, ppb = (d + R - 1) // R
     cdef Py_ssize_t full = n // d if d else 0, rem = n - full * d, nv = d * (d + 1) // 2
     cdef double alpha, xnorm, beta, f, s
     cdef double *V
     cdef double *tau
     cdef double *sgn
+    cdef double *Vb
     cdef double *X
     cdef double *row
+    cdef int nt
     cdef Interrupt intr
+    check_threads(n_threads)
+    nt = _haar_threads(n, d, n_threads)
     if (g.shape[0] != full * nv + rem * d - rem * (rem - 1) // 2 or scale.shape[0] != n
-            or work.shape[0] < nv + 2 * d + d * R):
+            or work.shape[0] < nb * nv + 2 * n + nt * d * R):
         raise ValueError("haar_rows: g, scale or work has the wrong length")
     if n == 0:
         return 0
+    ensure_threads(nt)
     V = &work[0]
-    tau = V + nv
-    sgn = tau + d
-    X = sgn + d
+    tau = V + nb * nv
+    sgn = tau + n
     interrupt_init(&intr, d * d * R)
     with nogil:
+        # reflectors of every block (LAPACK's dlarfg convention) and the signs of diag(R)
         for b in range(nb):
             r0 = b * d
             m = n - r0
             if m > d:
                 m = d
-            # reflectors (LAPACK's dlarfg convention) and the signs of diag(R)
+            Vb = V + b * nv
             for k in range(m):
                 off = k * d - k * (k - 1) // 2
                 alpha = g[pos]
@@ -133,35 +139,51 @@ def haar_rows(const double[::1] g, const double[::1] scale, double[:, ::1] out,
                 for i in range(1, d - k):
                     xnorm = xnorm + g[pos + i] * g[pos + i]
                 if xnorm == 0.0:               # H = I, beta = alpha
-                    tau[k] = 0.0
+                    tau[r0 + k] = 0.0
                     beta = alpha
                 else:
                     beta = -copysign(sqrt(alpha * alpha + xnorm), alpha)
-                    tau[k] = (beta - alpha) / beta
+                    tau[r0 + k] = (beta - alpha) / beta
                     f = 1.0 / (alpha - beta)
                     for i in range(1, d - k):
-                        V[off + i] = g[pos + i] * f
-                sgn[k] = -1.0 if beta < 0.0 else 1.0
+                        Vb[off + i] = g[pos + i] * f
+                sgn[r0 + k] = -1.0 if beta < 0.0 else 1.0
                 pos += d - k
-            # columns of Q, R at a time, into rows of the output block
-            j0 = 0
-            while j0 < m:
-                if interrupted(&intr):
-                    break
-                kmax = j0 + R
-                if kmax > m:
-                    kmax = m
-                rf_haar_panel(V, tau, d, j0, kmax, X)
-                for c in range(kmax - j0):
-                    row = &out[r0 + j0 + c, 0]
-                    s = sgn[j0 + c] * scale[r0 + j0 + c]
-                    for i in range(d):
-                        row[i] = X[i * R + c] * s
-                j0 += R
-            if intr.stop:
-                break
+        # columns of Q, R at a time (one panel per item), into rows of the output
+        for p in prange(nb * ppb, num_threads=nt, schedule="static"):
+            if interrupted(&intr):
+                continue
+            r0 = (p // ppb) * d
+            j0 = (p % ppb) * R
+            m = n - r0
+            if m > d:
+                m = d
+            if j0 >= m:
+                continue
+            kmax = j0 + R
+            if kmax > m:
+                kmax = m
+            X = sgn + n + omp_get_thread_num() * d * R
+            rf_haar_panel(V + (p // ppb) * nv, tau + r0, d, j0, kmax, X)
+            for c in range(kmax - j0):
+                row = &out[r0 + j0 + c, 0]
+                s = sgn[r0 + j0 + c] * scale[r0 + j0 + c]
+                for i in range(d):
+                    row[i] = X[i * R + c] * s
     raise_if_interrupted(&intr)
     return 0
+
+
+cdef int _haar_threads(Py_ssize_t n, Py_ssize_t d, int n_threads) noexcept nogil:
+    # items: panels of 32 columns; work ~ (4/3) n d^2 flops; at least ~2 ms of it per thread
+    return effective_threads(n_threads, ((n + d - 1) // d) * ((d + RF_HAAR_R - 1) // RF_HAAR_R),
+                             n * d * d, 1 << 23)
+
+
+def haar_work_size(Py_ssize_t n, Py_ssize_t d, int n_threads=1):
+    """Doubles of scratch ``haar_rows`` needs for n rows in dimension d, up to n_threads."""
+    cdef Py_ssize_t nb = (n + d - 1) // d if d else 0
+    return nb * (d * (d + 1) // 2) + 2 * n + _haar_threads(n, d, n_threads) * d * RF_HAAR_R
 
 
 cdef inline double _ppnd16(double p) noexcept nogil:
