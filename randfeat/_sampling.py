@@ -39,9 +39,9 @@ same ``random_state`` gives the same frequencies (and float32 and float64 fits s
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
-import warnings
 
 import numpy as np
 from scipy import stats
@@ -175,26 +175,70 @@ def _check_orthogonal_kernel(kernel, norm):
 def _qmc_engine(method, s, rng):
     """Scrambled Sobol' or Halton engine of dimension ``s`` seeded from ``rng``."""
     cls = qmc.Sobol if method == "sobol" else qmc.Halton
+    return cls(s, scramble=True, **{_seed_key(cls): rng})
+
+
+@functools.lru_cache(maxsize=None)
+def _seed_key(cls):
     # scipy >= 1.15 takes the generator as ``rng``; older releases as ``seed``
-    key = "rng" if "rng" in inspect.signature(cls).parameters else "seed"
-    return cls(s, scramble=True, **{key: rng})
+    return "rng" if "rng" in inspect.signature(cls).parameters else "seed"
+
+
+_SOBOL_BITS = 30
+
+
+@functools.lru_cache(maxsize=16)
+def _sobol_directions(s):
+    """Direction numbers (bits x s, uint32; row k: number k of every coordinate) of the
+    unscrambled Sobol' sequence of :class:`scipy.stats.qmc.Sobol` in dimension ``s``, read
+    through its public API: in Gray-code order point 2^k is v_k XOR v_{k-1} (point 1 is v_0)."""
+    eng = qmc.Sobol(s, scramble=False, bits=_SOBOL_BITS)
+    v = np.empty((_SOBOL_BITS, s), dtype=np.uint32)
+    for k in range(_SOBOL_BITS):
+        eng.reset()
+        eng.fast_forward(2 ** k)
+        x = np.rint(eng.random(1)[0] * 2.0 ** _SOBOL_BITS).astype(np.uint32)
+        v[k] = x ^ v[k - 1] if k else x
+    v.flags.writeable = False
+    return v
+
+
+def _sobol_uniforms(n, s, rng):
+    """``n`` scrambled Sobol' points in (0, 1)^s: the direction numbers of scipy's sequence,
+    linear matrix scrambling (Matoušek 1998; a random lower-triangular binary matrix with unit
+    diagonal per coordinate) and a random digital shift -- the scrambling of
+    ``scipy.stats.qmc.Sobol(scramble=True)`` -- in a compiled loop, each point at the centre of
+    its cell of width 2^-30.  Random stream: the matrices' columns ((s, 30) integers below
+    2^30), then the shifts (s integers)."""
+    bits = _SOBOL_BITS
+    if n > 2 ** bits:
+        raise ValueError(f"QMC sampling: at most 2**{bits} Sobol' points per fit, got n={n}")
+    v = _sobol_directions(s)
+    cols = rng.integers(0, 2 ** bits, size=(s, bits), dtype=np.uint32)
+    shift = rng.integers(0, 2 ** bits, size=s, dtype=np.uint32)
+    pos = bits - 1 - np.arange(bits, dtype=np.uint32)        # bit of binary digit b (MSB first)
+    one = np.uint32(1)
+    cols &= (one << pos) - one                               # digit b feeds digits below it...
+    cols |= one << pos                                       # ...and itself (unit diagonal)
+    sv = np.zeros_like(v)
+    for b in range(bits):
+        sv ^= ((v >> pos[b]) & one) * cols[:, b]
+    out = np.empty((n, s))
+    _ok.sobol_points(sv, shift, bits, out)
+    return out
 
 
 def _qmc_uniforms(method, n, s, rng):
     """``n`` scrambled points of dimension ``s`` (float64) and the offset that puts them in
-    the open cube (0, 1)^s: scrambled Sobol' points (``bits = 30``) are left ends of cells of
-    width 2^-30 (0 itself with probability 2^-30 per coordinate), so they are moved to the
-    centres of their cells (a law symmetric about 1/2 on the open interval); Halton points,
-    sums of randomly permuted digits, are used as drawn (clipped to [2^-53, 1 - 2^-53])."""
+    the open cube (0, 1)^s: Sobol' points come at the centres of their 2^-30 cells (offset 0,
+    see :func:`_sobol_uniforms`); Halton points (scipy.stats.qmc), sums of randomly permuted
+    digits, are used as drawn (clipped to [2^-53, 1 - 2^-53])."""
     if n == 0:
         return np.empty((0, s)), 0.0
+    if method == "sobol":
+        return _sobol_uniforms(n, s, rng), 0.0
     eng = _qmc_engine(method, s, rng)
-    with warnings.catch_warnings():
-        # Sobol' balance is best at powers of two; other n are valid (first n points)
-        warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
-        u = np.ascontiguousarray(eng.random(n))   # Halton's points come in Fortran order
-    shift = 0.5 ** (int(eng.bits) + 1) if method == "sobol" else 0.0
-    return u, shift
+    return np.ascontiguousarray(eng.random(n)), 0.0   # Halton's points come in Fortran order
 
 
 _TINY = 2.0 ** -53

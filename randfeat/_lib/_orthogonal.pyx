@@ -249,3 +249,38 @@ def ndtri_rows(const double[:, ::1] u, const double[::1] mult, double shift, dou
                     p = hi
                 out[i, j] = _ppnd16(p) * f
     raise_if_interrupted(&intr)
+
+
+def sobol_points(const unsigned int[:, ::1] sv, const unsigned int[::1] shift, int bits,
+                 double[:, ::1] out):
+    """The first n scrambled Sobol' points, at the centres of their cells of width 2^-bits.
+
+    ``sv`` (bits, s): the scrambled direction numbers (row k: direction number k of every
+    coordinate), ``shift`` (s,): the digital shift.  Point 0 is ``shift``, point i is point
+    i - 1 XOR ``sv[ctz(i)]`` (Gray-code order, as scipy.stats.qmc.Sobol), written as
+    (integer + 1/2) 2^-bits.  ``out`` (n, s) with n <= 2^bits.
+    """
+    cdef Py_ssize_t n = out.shape[0], s = out.shape[1], i, j, k
+    cdef double h = 1.0
+    cdef unsigned int[::1] q = shift.copy()
+    cdef Interrupt intr
+    if sv.shape[1] != s or shift.shape[0] != s or sv.shape[0] != bits or bits > 31:
+        raise ValueError("sobol_points: sv, shift and out disagree")
+    if n > (<Py_ssize_t>1) << bits:
+        raise ValueError(f"sobol_points: at most 2**{bits} points, asked for {n}")
+    for k in range(bits):
+        h = h * 0.5
+    interrupt_init(&intr, 2 * s)
+    with nogil:
+        for i in range(n):
+            if interrupted(&intr):
+                break
+            if i > 0:
+                k = 0
+                while not ((i >> k) & 1):
+                    k += 1
+                for j in range(s):
+                    q[j] = q[j] ^ sv[k, j]
+            for j in range(s):
+                out[i, j] = (<double>q[j] + 0.5) * h
+    raise_if_interrupted(&intr)
