@@ -227,3 +227,36 @@ def test_binning_pitch_mutants_fail(monkeypatch, global_random_seed, mutant, che
                                                                kernel="laplacian")], R=50)
         v = unbiasedness.verdict(unbiasedness.run(params, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
+
+
+# ---------------------------------------------------------------- too-tight bound mutants
+
+#: small designs of the bound checks (1-D, certified sups, non-vacuous tail tests)
+C1_PARAMS = dict(settings=[dict(d=1, a=1.0)], sizes=[64, 256, 1024], R=300, eps=[0.1, 0.25],
+                 tol=0.001, n_candidates=1000)
+C2_PARAMS = dict(settings=[dict(d=1, a=1.0)], sizes=[16, 256, 512], R=200, eps=[0.1, 0.25],
+                 n_points=100, n_pairs=500)
+
+
+@pytest.mark.parametrize("check,size_key", [("claim1", "D"), ("claim2", "P")])
+def test_bound_check_fails_on_too_tight_bound(monkeypatch, global_random_seed, check, size_key):
+    """A bound whose eps is half the true 95% quantile of the sup error (the quantile from an
+    independent pilot run of the same design; seam: the check's ``bound_eps``), i.e. a bound 2x
+    too tight: the tail tests must fail it.  The check states it detects a bound ~1.1-1.6x too
+    tight with probability >= 0.9 (its ``power``); at 2x the exceedance probability is ~0.5
+    against a detectable 0.15, so the miss probability is < 1e-9.  The control (the real bound,
+    same data) passes at the check's false-alarm rate 1e-5."""
+    import importlib
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    params = C1_PARAMS if check == "claim1" else C2_PARAMS
+    res = mod.run(params, global_random_seed)
+    v = mod.verdict(res)
+    assert v["verdict"] == "pass", v["summary"]                     # control
+    pilot = mod.run(params, 10_000 + global_random_seed)
+    q95 = {s[size_key]: float(np.quantile(s["upper"], 0.95))
+           for s in pilot["settings"][0]["sizes"]}
+    monkeypatch.setattr(mod, "bound_eps", lambda delta, size, *a: 0.5 * q95[size])
+    v = mod.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+    assert "VIOLATED" in v["summary"]
