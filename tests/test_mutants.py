@@ -260,3 +260,128 @@ def test_bound_check_fails_on_too_tight_bound(monkeypatch, global_random_seed, c
     v = mod.verdict(res)
     assert v["verdict"] == "fail", v["summary"]
     assert "VIOLATED" in v["summary"]
+
+
+# ---------------------------------------------------------------- orthogonal / structured / QMC
+
+
+def _chi_d_minus_1(monkeypatch):
+    """ORF row lengths chi_{d-1}/sigma instead of chi_d/sigma (seam: the Gaussian kernel's
+    ``sample_radius``, which ORF's radial law calls)."""
+    from randfeat.kernels import _spectral
+
+    def sample_radius(self, n, d, rng=None):
+        return np.sqrt(rng.chisquare(max(d - 1, 1), n)) / self.sigma
+
+    monkeypatch.setattr(_spectral.GaussianKernel, "sample_radius", sample_radius)
+
+
+def _iid_rows(monkeypatch, mod):
+    """The orthogonal map replaced by iid frequencies (seam: the check's ``make_map``)."""
+    import randfeat
+
+    def make_map(*args, sigma=1.0):
+        def make(n_components, random_state):
+            return randfeat.RandomFourierFeatures(n_components, sigma=sigma, sampling="iid",
+                                                  random_state=random_state, n_threads=1)
+        return make
+
+    monkeypatch.setattr(mod, "make_map", make_map)
+
+
+def test_orf_unbiasedness_fails_on_wrong_radial_law(monkeypatch, global_random_seed):
+    """chi_{d-1} radii bias ORF by up to ~40 se at d = 2-4 (power statement: a bias of ~0.02
+    kernel units at probability 0.9); the control passes at the check's rate 1e-5."""
+    from analysis.checks import orf_unbiasedness as ou
+
+    params = dict(ds=[2, 3, 4], zs=[0.5, 1.0, 2.0], R=2000)
+    assert ou.verdict(ou.run(params, global_random_seed))["verdict"] == "pass"
+    _chi_d_minus_1(monkeypatch)
+    v = ou.verdict(ou.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("ORF d=") for f in v["statistic"]["failed"])
+
+
+@pytest.mark.parametrize("mutant", ["iid rows", "chi_{d-1} radii"])
+def test_orf_variance_fails_on_mutant(monkeypatch, global_random_seed, mutant):
+    """iid rows have Var ratio 1 where the exact ORF curve is 0.05-0.9 (up to 20x off);
+    chi_{d-1} radii move the ratio by ~50 % at d = 2-4 (detectable: ~25 %)."""
+    from analysis.checks import orf_variance as ov
+
+    params = dict(ds=[2, 4, 16], ms=[1], zs=[0.5, 1.0], R=1500)
+    assert ov.verdict(ov.run(params, global_random_seed))["verdict"] == "pass"
+    if mutant == "iid rows":
+        _iid_rows(monkeypatch, ov)
+    else:
+        _chi_d_minus_1(monkeypatch)
+    v = ov.verdict(ov.run(params, global_random_seed))
+    assert v["verdict"] == "fail", (mutant, v["summary"])
+
+
+def test_sorf_fails_on_iid_rows(monkeypatch, global_random_seed):
+    """iid rows in place of SORF: no variance reduction (ratio 1 against a detectable
+    ~0.9), so the variance comparisons fail."""
+    from analysis.checks import sorf
+
+    params = dict(ds=[16, 64], zs=[0.5, 1.0], R=4000)
+    assert sorf.verdict(sorf.run(params, global_random_seed))["verdict"] == "pass"
+    _iid_rows(monkeypatch, sorf)
+    v = sorf.verdict(sorf.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("variance") for f in v["statistic"]["failed"])
+
+
+def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
+    """A documented hole: SORF with D_1 = I (one of its three sign diagonals dropped; seam: the
+    fitted ``signs_``) still passes ``sorf`` -- its bias test is against Thm 3's 6z/sqrt(d),
+    ~100x the measured bias, and the variance is still reduced -- although its mean moves by
+    more than 5 standard errors at d = 16, z = 1.  Deterministic seed: documents magnitudes."""
+    import randfeat
+    from analysis.checks import sorf
+
+    params = dict(ds=[16], zs=[0.5, 1.0], R=4000)
+    ctrl = sorf.run(params, 0)
+    real_fit = randfeat.StructuredOrthogonalFeatures.fit
+
+    def fit(self, X, y=None):
+        real_fit(self, X, y)
+        s = self.signs_.copy()
+        s[:, 0, :] = 1
+        self.signs_ = s
+        return self
+
+    monkeypatch.setattr(randfeat.StructuredOrthogonalFeatures, "fit", fit)
+    mut = sorf.run(params, 0)
+    assert sorf.verdict(ctrl)["verdict"] == sorf.verdict(mut)["verdict"] == "pass"
+    b0, b1 = ctrl["rows"][0], mut["rows"][0]
+    se = np.hypot(b0["se"][1], b1["se"][1])
+    assert abs(b1["bias"][1] - b0["bias"][1]) > 5 * se
+
+
+@pytest.mark.parametrize("mutant", ["iid points", "no scrambling"])
+def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
+    """QMC maps that are iid in disguise (seam: the check's ``make_map``): the advantage over
+    iid cannot be confirmed (power: an error above ~0.65x iid's fails); unscrambled (seam:
+    randfeat._sampling._qmc_engine): every fit gives the same points, a degenerate run (an
+    error, not a pass)."""
+    from analysis.checks import qmc_gram as qg
+
+    params = dict(ds=[2, 4], Ds=[32, 128, 512, 2048], D_test=128, n=64, R=20)
+    assert qg.verdict(qg.run(params, global_random_seed))["verdict"] == "pass"
+    if mutant == "iid points":
+        real = qg.make_map
+        monkeypatch.setattr(qg, "make_map", lambda s, sigma: real("iid", sigma))
+    else:
+        from scipy.stats import qmc
+
+        import randfeat._sampling as S
+
+        def engine(method, s, rng):
+            return (qmc.Sobol if method == "sobol" else qmc.Halton)(s, scramble=False)
+
+        monkeypatch.setattr(S, "_qmc_engine", engine)
+        with pytest.raises(mc.DegenerateRunError, match="identical"):
+            qg.run(params, global_random_seed)
+        return
+    v = qg.verdict(qg.run(params, global_random_seed))
+    assert v["verdict"] == "fail", (mutant, v["summary"])
