@@ -385,3 +385,37 @@ def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
         return
     v = qg.verdict(qg.run(params, global_random_seed))
     assert v["verdict"] == "fail", (mutant, v["summary"])
+
+
+# ---------------------------------------------------------------- binning shift mutants
+
+
+@pytest.mark.parametrize("mutant", ["no shift", "shifts U[0, 0.9 delta)"])
+def test_unbiasedness_fails_on_binning_shift_mutant(monkeypatch, global_random_seed, mutant):
+    """The random shift u ~ U[0, delta) missing or biased (seam: the fitted grids of
+    RandomBinningFeatures._sample_grids): the lattice becomes anchored at the origin, so the
+    lattice inputs (x0 = 0, axes, constant vector; analysis.checks.unbiasedness) see a bias of
+    0.04 (0.9 delta, ~6 se at R = 200) to 0.5 (no shift, ~100 se); the random-direction pooled
+    design (x0 within half a width of the origin) sees both too (0.9 delta: ~20 se).  Control:
+    the check's rate 1e-5."""
+    import randfeat
+
+    params = dict(unbiasedness.PARAMS["quick"], maps=[dict(family="binning",
+                                                           kernel="laplacian")],
+                  R=200, pool_fits=20)
+    assert unbiasedness.verdict(unbiasedness.run(params, global_random_seed))["verdict"] \
+        == "pass"
+    real = randfeat.RandomBinningFeatures._sample_grids
+    f = 0.0 if mutant == "no shift" else 0.9
+
+    def sample_grids(self, d):
+        kern, widths, shifts, inv, salt, rng = real(self, d)
+        return kern, widths, shifts * f, inv, salt, rng
+
+    monkeypatch.setattr(randfeat.RandomBinningFeatures, "_sample_grids", sample_grids)
+    res = unbiasedness.run(params, global_random_seed)
+    v = unbiasedness.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+    if mutant == "no shift":
+        adv = next(r["adv"] for r in res["maps"] if "adv" in r)
+        assert np.max(np.abs(adv["z"])) > v["statistic"]["z_threshold"]
