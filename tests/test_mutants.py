@@ -419,3 +419,23 @@ def test_unbiasedness_fails_on_binning_shift_mutant(monkeypatch, global_random_s
     if mutant == "no shift":
         adv = next(r["adv"] for r in res["maps"] if "adv" in r)
         assert np.max(np.abs(adv["z"])) > v["statistic"]["z_threshold"]
+
+
+def test_orf_checks_cannot_flag_a_missing_qr_sign_correction(monkeypatch):
+    """A documented hole: Q = QR's Q without Q diag(sign R_ii) (non-Haar; seam:
+    randfeat._sampling.haar_orthogonal) passes orf_unbiasedness and orf_variance (measured:
+    max |z| ~1.2 against 5.2; variance within ~1.1x of the exact curve).  Deterministic seed."""
+    import randfeat._sampling as S
+    from analysis.checks import orf_unbiasedness as ou
+    from analysis.checks import orf_variance as ov
+
+    def no_sign(d, rng, n_blocks=None):
+        G = rng.standard_normal((1 if n_blocks is None else n_blocks, d, d))
+        Q, _ = np.linalg.qr(G)
+        return Q[0] if n_blocks is None else Q
+
+    monkeypatch.setattr(S, "haar_orthogonal", no_sign)
+    assert ou.verdict(ou.run(dict(ds=[2, 3, 4, 8], zs=[0.5, 1.0, 2.0], R=2000), 0))[
+        "verdict"] == "pass"
+    assert ov.verdict(ov.run(dict(ds=[2, 4, 16], ms=[1], zs=[0.5, 1.0], R=1500), 0))[
+        "verdict"] == "pass"

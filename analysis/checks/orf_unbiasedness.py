@@ -26,8 +26,10 @@ DESIGN = ("For each d: Delta = z u with u a fixed unit vector whose coordinates 
           "e^{-z^2/2}. Family: all ORF and ORF' comparisons, Bonferroni at ALPHA. Verdict fail if "
           "ORF or ORF' is rejected; vacuous if the control is not rejected (at the same "
           "per-comparison level) for some d, i.e. the design lacks power to see a bias of the "
-          "size the columns construction has. Detects: a biased radial law, a non-Haar Q (e.g. "
-          "missing sign correction), columns used for rows, a wrong sigma scaling.")
+          "size the columns construction has. Detects: a biased radial law (chi_{d-1} radii: up "
+          "to ~40 se), columns used for rows, a wrong sigma scaling. Does NOT detect a Q "
+          "without the QR sign correction (non-Haar, but its mean estimate is not moved by "
+          "the detectable bias; tests/test_mutants.py).")
 COST = 1
 ALPHA = 1e-5
 

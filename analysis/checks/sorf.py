@@ -26,7 +26,9 @@ DESIGN = ("Gaussian kernel, sigma = 1, d a power of two (no padding), Delta = z 
           "(analysis.orf_theory), which SORF imitates. Detects: a missing Hadamard normalisation "
           "(rows of length d/sigma instead of sqrt(d)/sigma), a wrong bandwidth large enough to "
           "exceed the (loose) bound, a map without the orthogonal variance reduction (e.g. iid "
-          "rows).")
+          "rows). Does NOT detect SORF with one of its sign diagonals D_i dropped (its mean "
+          "moves by > 5 se, far inside Thm 3's bound, and its variance is still reduced; "
+          "tests/test_mutants.py).")
 COST = 1
 ALPHA = 1e-5
 VAR_D_MIN, VAR_Z = 16, (0.5, 1.0)
