@@ -271,7 +271,7 @@ default "iid"
         n_freq = D // 2 if paired else D
         rng = self._rng()
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling)
+        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
