@@ -279,19 +279,48 @@ def test_transform_leaves_the_blas_thread_count_alone(blas):
     assert seen == {(blas,) * n_libs}
 
 
+def _set_openblas_threads(n):
+    """Set the process-wide thread count of every loaded OpenBLAS through its own C function
+    (what the former ``_parallel.blas_limit`` did); returns the previous counts.  For the
+    mutant below only: threadpoolctl ignores limits set from a second Python thread."""
+    import ctypes
+
+    from threadpoolctl import ThreadpoolController
+
+    old = []
+    for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
+        dll = ctypes.CDLL(lib.filepath, mode=getattr(ctypes, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
+        for pre in ("", "scipy_"):
+            for suf in ("", "64_", "_64"):
+                get = getattr(dll, f"{pre}openblas_get_num_threads{suf}", None)
+                set_ = getattr(dll, f"{pre}openblas_set_num_threads{suf}", None)
+                if get is not None and set_ is not None:
+                    get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
+                    old.append((set_, get()))
+                    set_(n[len(old) - 1] if isinstance(n, list) else n)
+                    break
+            else:
+                continue
+            break
+    return [c for _, c in old]
+
+
 def test_blas_watch_catches_a_transform_that_limits_the_blas(monkeypatch):
-    """The watch above can fail: a transform that wraps its kernel call in the former
-    process-wide limit (``_parallel.blas_limit``, put in through a monkeypatched seam) is seen
-    setting the BLAS to 1 thread while it runs."""
+    """The watch above can fail: a transform that sets the process-wide BLAS thread count to 1
+    around its kernel call and restores it after (what randfeat did before; put in through a
+    monkeypatched seam) is seen at 1 thread while it runs."""
     import types
 
     from threadpoolctl import threadpool_limits
 
-    from randfeat import _parallel, fourier
+    from randfeat import fourier
 
     def limited(*args, **kwargs):
-        with _parallel.blas_limit(1):
+        saved = _set_openblas_threads(1)
+        try:
             return _fourier.transform_paired(*args, **kwargs)
+        finally:
+            _set_openblas_threads(saved)
 
     fake = types.SimpleNamespace(**{k: getattr(_fourier, k) for k in dir(_fourier)
                                     if not k.startswith("__")})
