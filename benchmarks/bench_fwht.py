@@ -30,11 +30,24 @@ numpy         a naive NumPy radix-2 butterfly over the whole batch (single-threa
 Ratios > 1 mean randfeat is faster.  A peer that cannot be
 imported is reported as skipped.  Single-threaded peers are timed once, at 1 thread.
 
+Out of cache (``--oocache``)
+----------------------------
+The kernel against the memory floor, a copy of the same bytes, in the same run: for d = 2**12 ..
+2**20 (``--log-sizes`` to change), float32 and float64, the peers ``kern-1t`` and ``kern-2t``
+(``fwht_rows`` on 1 and 2 threads), ``api-1t`` (``randfeat.fwht(x, out=x, check_finite=False,
+n_threads=1)``), ``copy-1t`` (``np.copyto`` of the 64 MiB batch into a second one), ``copy-2t``
+(memcpy of two halves by 2 OpenMP threads, ``benchmarks/_rowloop.c``) and ``memcpy-1t`` (the same
+C copy on 1 thread) are interleaved as above.  Reported: each peer's min (sum of the chunks'
+bests), the ratios kern/copy (1 thread), kern 1t/2t and copy 1t/2t (the copy's own 2-thread gain
+shows what the memory allows), each as ratio of the mins with the ratio of the medians of the
+whole passes in brackets, and the 1-minute load average after each row.
+
 Usage::
 
     python benchmarks/bench_fwht.py            # d = 2**8 .. 2**20, 1 and 2 threads (minutes)
     python benchmarks/bench_fwht.py --quick    # fewer sizes, 16 MiB batches (seconds)
     python benchmarks/bench_fwht.py --log-sizes 10 16 --threads 1 --csv out.csv
+    python benchmarks/bench_fwht.py --oocache  # kernel vs copy, d = 2**12 .. 2**20 (~3 min)
 """
 
 from __future__ import annotations
