@@ -286,6 +286,64 @@ def test_same_model_for_every_n_threads(global_random_seed, features, gram_dtype
     np.testing.assert_array_equal(clf[0].decision_function(X), clf[1].decision_function(X))
 
 
+_BLAS_SEEN = []
+
+
+class _BlasProbe:
+    """Identity feature map recording (in ``_BLAS_SEEN``: clone deep-copies parameters) the
+    BLAS thread counts seen while the learner runs."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        from threadpoolctl import threadpool_info
+        _BLAS_SEEN.append(tuple(p["num_threads"] for p in threadpool_info()
+                                if p["user_api"] == "blas"))
+        return np.asarray(X)
+
+
+def test_fit_and_predict_leave_the_blas_threads_alone():
+    """House rule (issue 11): the learners never change the process's BLAS thread count; the
+    user's threadpoolctl limit holds inside fit (every chunk, both passes of the alpha path)
+    and predict.  The probe would see 1 under the former ``blas_limit(1)`` blocks."""
+    from threadpoolctl import threadpool_limits
+    X, y = _data(0, n=300)
+    _BLAS_SEEN.clear()
+    with threadpool_limits(limits=2, user_api="blas"):
+        m = RandomFeatureRidge(_BlasProbe(), alphas=[1e-3, 1e-1], chunk_size=50,
+                               random_state=0, n_threads=1).fit(X, y)
+        m.predict(X)
+    seen = list(_BLAS_SEEN)
+    assert len(seen) >= 7 and all(n == 2 for s in seen for n in s), seen
+
+
+def test_blas_probe_can_fail(monkeypatch):
+    """The probe above sees a learner that limits BLAS around its work (the former behaviour,
+    put back through the ``_transform`` seam)."""
+    from threadpoolctl import threadpool_limits
+
+    from randfeat.linear import _RandomFeatureRidgeBase
+    orig = _RandomFeatureRidgeBase._transform
+
+    def limited(self, X, feats=None):
+        with threadpool_limits(limits=1, user_api="blas"):
+            return orig(self, X, feats)
+
+    monkeypatch.setattr(_RandomFeatureRidgeBase, "_transform", limited)
+    X, y = _data(0, n=300)
+    _BLAS_SEEN.clear()
+    with threadpool_limits(limits=2, user_api="blas"):
+        RandomFeatureRidge(_BlasProbe(), alphas=1e-3, chunk_size=50).fit(X, y)
+    assert _BLAS_SEEN and all(n == 1 for s in _BLAS_SEEN for n in s)
+
+
 def test_n_threads_validated():
     X, y = _data(0, n=30)
     for bad in (0, 1.5, "2"):
