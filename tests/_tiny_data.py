@@ -20,6 +20,7 @@ TINY_SHAPES = {
     "cpu_act": (300, 21), "census": (300, 16), "adult": (200 + 100, 123), "kddcup99": (400, None),
     "wine": (250, 11), "parkinsons": (300, 21), "insurance": (240 + 80, 85), "kegg": (350, 27),
     "covtype": (300, 54), "ct_slices": (120, 384), "year_prediction_msd": (200, 90),
+    "letter": (260, 16),
 }
 
 
@@ -125,4 +126,10 @@ def write_tiny_data(folder, seed=0, skip=()):
         A = np.column_stack([np.round(2000 + 5 * y), X])
         _w(folder / "YearPredictionMSD.txt",
            "\n".join(",".join(f"{a:.5g}" for a in r) for r in A) + "\n")
+    if want("letter"):  # KEEL layout: 16 integer attributes 0-15, then the class letter
+        r2 = np.random.default_rng([seed, 26])  # own stream: the files above stay as they were
+        lab = np.arange(260) % 26
+        X = np.clip(np.round(r2.normal(7.5, 2.0, size=(260, 16)) + (lab[:, None] % 4)), 0, 15)
+        _w(folder / "letter.dat.gz", "\n".join(",".join(str(int(a)) for a in r) + f",{chr(65 + c)}"
+                                              for r, c in zip(X, lab, strict=True)) + "\n")
     return folder

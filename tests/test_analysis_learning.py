@@ -171,7 +171,8 @@ def test_features_needed_fails_on_wrong_bandwidth(monkeypatch, global_random_see
 
 
 # ------------------------------------------------------------------ rudi_rosasco
-RR_PARAMS = dict(ns=[100, 200, 400], R_data=2, R=2, sizes=[4, 16, 64, 256])
+RR_PARAMS = dict(ns=[100, 200, 400], R_data=4, R=3,
+                 sizes=[4, 6, 8, 11, 16, 23, 32, 45, 64, 91, 128])
 
 
 def test_rudi_rosasco_knee_interpolation():
@@ -182,10 +183,97 @@ def test_rudi_rosasco_knee_interpolation():
     assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5], level=1.1) is None
 
 
+def test_rudi_rosasco_prefix_solve_equals_random_feature_ridge(global_random_seed):
+    """The check fits ridge on the first m frequencies of one map (nested rows for the n grid)
+    from a single Gram matrix; this must be randfeat.RandomFeatureRidge on the library map with
+    m frequencies and the same seed (iid frequencies are prefixes), same alpha and intercept."""
+    import numpy as np
+
+    from analysis import maps
+    from analysis.checks import rudi_rosasco as rr
+    from randfeat.linear import RandomFeatureRidge
+
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.uniform(-1, 1, (240, 2))
+    y = np.sin(3 * X[:, 0]) + 0.3 * rng.standard_normal(240)
+    Xt = rng.uniform(-1, 1, (60, 2))
+    ft = np.sin(3 * Xt[:, 0])
+    ns, sizes = [80, 240], [3, 16, 64]
+    W = maps.rff_frequencies(rr.build_map(64, global_random_seed).fit(X[:2]))
+    E = rr.rf_excess(W, X, y, Xt, ft, ns, sizes)
+    for i, n in enumerate(ns):
+        for j, m in enumerate(sizes):
+            p = RandomFeatureRidge(rr.build_map(m, global_random_seed), alphas=n ** -0.5,
+                                   alpha_scale="mean", n_threads=1).fit(X[:n], y[:n]).predict(Xt)
+            assert E[i, j] == pytest.approx(np.mean((p - ft) ** 2), rel=1e-9)
+
+
+def test_rudi_rosasco_effective_dimension_against_a_2d_quadrature():
+    """N(lambda) from the product of 1-d eigenvalues equals the one of a direct 2-d Gauss-Legendre
+    discretisation of the integral operator (the kernel and the uniform law factorise)."""
+    import numpy as np
+
+    from analysis.checks import rudi_rosasco as rr
+
+    x, w = np.polynomial.legendre.leggauss(36)
+    P = np.stack(np.meshgrid(x, x), -1).reshape(-1, 2)
+    wt = np.outer(w, w).ravel() / 4.0
+    mu = np.linalg.eigvalsh(np.sqrt(wt)[:, None] * rr.gauss(P, P) * np.sqrt(wt)[None])
+    for lam in (0.1, 0.05, 0.02):
+        direct = float(np.sum(np.clip(mu, 0, None) / (np.clip(mu, 0, None) + lam)))
+        assert rr.effective_dimension(lam)[0] == pytest.approx(direct, rel=1e-3)
+    N = rr.effective_dimension([0.1, 0.01, 0.001])
+    assert np.all(np.diff(N) > 0)
+
+
+def test_rudi_rosasco_passes_on_the_library_map(global_random_seed):
+    # family false-alarm rate ALPHA = 1e-4 (Bonferroni over the two sides), plus the TOL_UP slack
+    from analysis.checks import rudi_rosasco as rr
+
+    v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
+    assert v["verdict"] == "pass", v["statistic"]
+    assert "rejected with probability >= 0.9" in v["power"]
+
+
+def _learner_width(monkeypatch, rr, scale):
+    """Seam: the learner of nominal width m uses round(m * scale(n)) of the map's frequencies."""
+    monkeypatch.setattr(rr, "frequencies_used", lambda m, n: max(1, round(m * scale(n))))
+
+
+def test_rudi_rosasco_rejects_a_knee_growing_too_fast(monkeypatch, global_random_seed):
+    """Upper side: a learner that silently uses a share (n0 / n)^2 of its nominal frequencies
+    needs (n / n0)^2 times the nominal features, a knee exponent two above the library's
+    (~0.5 -> ~2.5, far beyond sqrt(n) log n); the check must reject it (exponent too large, or
+    the knee off the grid).  Strong on purpose: this small grid has a bootstrap se of the
+    exponent up to ~0.3 (the quick design's is ~0.05, see the power statement)."""
+    from analysis.checks import rudi_rosasco as rr
+
+    n0 = RR_PARAMS["ns"][0]
+    _learner_width(monkeypatch, rr, lambda n: (n0 / n) ** 2)
+    v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any("faster than sqrt(n) log n" in f or "no knee" in f
+               for f in v["statistic"]["failed"]), v["statistic"]
+
+
+def test_rudi_rosasco_rejects_a_knee_that_does_not_grow(monkeypatch, global_random_seed):
+    """Lower side: a learner that uses (n / n0)^2 times its nominal frequencies reaches the exact
+    excess risk at a nominal knee that shrinks with n (exponent < 0 < N(lambda)'s ~0.3); the
+    check must reject it as growing slower than the effective dimension."""
+    from analysis.checks import rudi_rosasco as rr
+
+    n0 = RR_PARAMS["ns"][0]
+    _learner_width(monkeypatch, rr, lambda n: (n / n0) ** 2)
+    v = rr.verdict(rr.run(RR_PARAMS, global_random_seed))
+    assert v["verdict"] == "fail"
+    assert any("slower than the effective dimension" in f for f in v["statistic"]["failed"]), \
+        v["statistic"]
+
+
 def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed):
-    """Negative control: a map that draws only ceil(sqrt(m)) distinct frequencies and repeats
-    them has ~sqrt(m) effective features, so the knee in m grows like the square of the true one
-    and leaves the grid: the check must fail."""
+    """Negative control through the map: a map that repeats its first ceil(sqrt(M)) frequencies
+    has at most ~sqrt(M) distinct features, so its excess risk never comes within 20% of exact
+    ridge at the larger n (or the knee grows far too fast): the check must fail."""
     import numpy as np
 
     from analysis.checks import rudi_rosasco as rr

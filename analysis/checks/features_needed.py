@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gzip
 import math
 
 import numpy as np
@@ -68,22 +67,6 @@ PARAMS = {
 
 
 # ------------------------------------------------------------------ data
-def _letter(data_home=None):
-    """LETTER (20000 x 16, 26 classes; KEEL copy of UCI Letter Recognition, /work/shared/data
-    README).  randfeat.datasets.load_letter is used when it exists."""
-    from randfeat import datasets
-
-    if hasattr(datasets, "load_letter"):
-        b = datasets.load_letter(data_home)
-        return np.asarray(b.X, float), np.asarray(b.y)
-    path = datasets.get_data_home(data_home) / "letter.dat.gz"
-    if not path.exists():
-        raise datasets.DatasetNotFoundError(f"letter: {path} not found")
-    with gzip.open(path, "rt") as fh:
-        A = np.array([ln.strip().split(",") for ln in fh if ln.strip()])
-    return A[:, :16].astype(float), A[:, 16]
-
-
 def synthetic(n, rng, d=5, sigma=1.5, n_centres=20, noise=0.1):
     """x ~ N(0, I_d), target sum_j a_j k(x, c_j) (in the RKHS of the Gaussian kernel with this
     sigma) plus N(0, noise^2)."""
@@ -101,14 +84,13 @@ def load(name, n_train, n_test, rng, data_home=None):
     if name == "synthetic":
         X, lab, sigma = synthetic(n_train + n_test, rng)
         task, desc = "regression", "synthetic: d = 5, target in the Gaussian RKHS, noise 0.1"
-    elif name == "letter":
-        X, lab = _letter(data_home)
-        task, desc = "multiclass", "LETTER 20000 x 16, 26 classes (one-vs-rest +-1 targets)"
-    else:
+    else:  # every real set, LETTER included, through randfeat.datasets
         from randfeat import datasets
 
         b = datasets.load_dataset(name, data_home)
         X, lab, task, desc = b.X, np.asarray(b.y), b.task, b.DESCR.split(";")[0]
+        if task == "multiclass":
+            desc += " (one-vs-rest +-1 targets)"
     n_all = X.shape[0]
     if n_train + n_test > n_all:  # a small data set: keep the train/test proportion
         n_train = int(n_all * n_train / (n_train + n_test))

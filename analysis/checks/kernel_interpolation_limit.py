@@ -34,6 +34,8 @@ DESIGN = ("Fixed training data per seed: n = 36 points on a jittered 6 x 6 grid 
           "below the smallest-D one.")
 COST = 1.5
 ALPHA = 1e-4
+POWER = 0.9
+BW_GRID = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0)
 TOL = 0.15  # allowed departure of the finite-D slope from the asymptotic -1/2 (model slack)
 SIGMA = 0.1
 
@@ -73,6 +75,13 @@ def run(params, seed, progress=None):
     for lam in params["lambdas"]:
         f = ExactKernelRidge("gaussian", sigma=SIGMA, alphas=lam).fit(X, y).predict(Xt)
         scale = float(np.sqrt(np.mean((f - f.mean()) ** 2)))
+        # the limit a map with a wrong bandwidth converges to: exact ridge at sigma (1 + e) or
+        # sigma / (1 + e); its distance to f (the smaller of the two) is the bias floor such a
+        # map leaves (for the power statement)
+        bw = [min(float(np.sqrt(np.mean((ExactKernelRidge("gaussian", sigma=SIGMA * c,
+                                                            alphas=lam).fit(X, y).predict(Xt)
+                                         - f) ** 2))) / scale for c in (1 + e, 1 / (1 + e)))
+              for e in BW_GRID]
         per = []
         for D in params["sizes"]:
             r = []
@@ -83,17 +92,20 @@ def run(params, seed, progress=None):
                 if progress is not None:
                     progress.tick()
             per.append(dict(D=D, r=r))
-        out.append(dict(lam=lam, scale=scale, sizes=per))
+        out.append(dict(lam=lam, scale=scale, sizes=per, bw_eps=list(BW_GRID), bw_dist=bw))
     return dict(n=len(X), sigma=SIGMA, fit_from=params["fit_from"], R=params["R"], runs=out)
 
 
-def slope_fit(sizes, fit_from):
+def slope_fit(sizes, fit_from, floor=0.0):
     """Weighted log-log fit of rms(r) on D over D >= fit_from.  Var(log mean r^2) ~ var(r^2) /
-    (R mean(r^2)^2) (delta method); slope of log rms = half the slope of log mean r^2."""
+    (R mean(r^2)^2) (delta method); slope of log rms = half the slope of log mean r^2.
+    ``floor``: a squared bias added to every mean r^2 with the same weights (what a map that
+    converges to a predictor at relative distance sqrt(floor) from the exact one would show; used
+    for the power statement)."""
     Ds = np.array([s["D"] for s in sizes], float)
     r2 = [np.asarray(s["r"], float) ** 2 for s in sizes]
-    m = np.array([v.mean() for v in r2])
-    v = np.array([v.var(ddof=1) / (len(v) * v.mean() ** 2) for v in r2])
+    m = np.array([v.mean() for v in r2]) + floor
+    v = np.array([v.var(ddof=1) / (len(v) * (v.mean() + floor) ** 2) for v in r2])
     sel = Ds >= fit_from
     x, yv, w = np.log(Ds[sel]), np.log(m[sel]), 1.0 / np.maximum(v[sel], 1e-12)
     xm = np.sum(w * x) / np.sum(w)
@@ -102,6 +114,45 @@ def slope_fit(sizes, fit_from):
     a = np.sum(w * yv) / np.sum(w) - b * xm
     se = math.sqrt(1.0 / sxx)
     return dict(slope=0.5 * b, se=0.5 * se, intercept=0.5 * a, rms=np.sqrt(m).tolist())
+
+
+def detectable(run_, fit_from, z):
+    """Power of the verdict for one lambda (probability >= POWER at the check's level).
+
+    slope: a true slope off -1/2 by TOL + (z + z_POWER) se is rejected with probability
+    >= POWER (normal approximation of the fitted slope, se of the design);
+    bias: the smallest relative distance b between the exact predictor and the predictor the
+    map converges to (a wrong kernel) whose floor b^2 added to the measured mean r^2 bends the
+    fitted slope that far (weights recomputed; bisection);
+    bandwidth: the smallest relative bandwidth error whose exact-ridge limit is b away from f
+    (interpolated on BW_GRID, either direction), None if beyond the grid."""
+    from scipy.stats import norm
+
+    fit = slope_fit(run_["sizes"], fit_from)
+    dev = TOL + (z + float(norm.ppf(POWER))) * fit["se"]
+
+    def excess(b):
+        return slope_fit(run_["sizes"], fit_from, floor=b * b)["slope"] + 0.5 - dev
+
+    lo, hi = 0.0, 10.0
+    if excess(hi) < 0:
+        b = float("inf")
+    else:
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
+        b = hi
+    eps = None
+    dist = np.asarray(run_.get("bw_dist", []), float)
+    if len(dist) and np.any(dist >= b):
+        i = int(np.nonzero(dist >= b)[0][0])
+        E = np.asarray(run_["bw_eps"], float)
+        if i == 0:
+            eps = float(E[0])
+        else:  # linear interpolation in (log eps, log dist)
+            t = (math.log(b) - math.log(dist[i - 1])) / (math.log(dist[i]) - math.log(dist[i - 1]))
+            eps = float(math.exp(math.log(E[i - 1]) + t * (math.log(E[i]) - math.log(E[i - 1]))))
+    return dict(slope_dev=dev, bias=b, bandwidth=eps)
 
 
 def verdict(res):
@@ -119,8 +170,21 @@ def verdict(res):
                          + ("" if ok_dec else ", not decreasing"))
         lo, hi = fit["slope"] - z * fit["se"], fit["slope"] + z * fit["se"]
         rows.append(dict(lam=run_["lam"], slope=fit["slope"], se=fit["se"], lo=lo, hi=hi,
-                         rms_first=fit["rms"][0], rms_last=fit["rms"][-1], ok=ok))
+                         rms_first=fit["rms"][0], rms_last=fit["rms"][-1], ok=ok,
+                         det=detectable(run_, res["fit_from"], z)))
     sizes = [s["D"] for s in runs[0]["sizes"]]
+
+    def bw_txt(e):
+        return f"{100 * e:.0f}%" if e is not None else f"> {100 * BW_GRID[-1]:.0f}%"
+
+    power = "; ".join(
+        f"lambda={r['lam']:g}: slope off -1/2 by {r['det']['slope_dev']:.2f}, or a limit at "
+        f"relative distance {r['det']['bias']:.3f} from exact ridge "
+        f"({r['det']['bias'] / r['rms_last']:.1f}x the distance at D={sizes[-1]}; a bandwidth "
+        f"error of {bw_txt(r['det']['bandwidth'])})" for r in rows) + (
+        f" (probability >= {POWER} at the per-comparison level {level:.1e}; slope: normal "
+        "approximation with the design's se; distance: a squared bias added to the measured "
+        "mean r^2, slope refitted)")
     table = ("| lambda | rel. RMS distance at D=" + f"{sizes[0]} | at D={sizes[-1]} | slope "
              f"(D >= {res['fit_from']}) ± se | {1 - level:.6f} interval | verdict |\n"
              "|---|---|---|---|---|---|\n"
@@ -142,8 +206,13 @@ def verdict(res):
                 statistic={"slopes": {str(r["lam"]): float(r["slope"]) for r in rows},
                            "slope_se": {str(r["lam"]): r["se"] for r in rows},
                            "rms_last": {str(r["lam"]): float(r["rms_last"]) for r in rows},
+                           "detectable_slope_dev": {str(r["lam"]): r["det"]["slope_dev"]
+                                                    for r in rows},
+                           "detectable_distance": {str(r["lam"]): r["det"]["bias"] for r in rows},
+                           "detectable_bandwidth_error": {str(r["lam"]): r["det"]["bandwidth"]
+                                                          for r in rows},
                            "per_comparison_level": level, "failed": fails},
-                tightness=None, summary=summ, table=table, notes=notes)
+                tightness=None, summary=summ, table=table, notes=notes, power=power)
 
 
 def plot(res, v=None):
