@@ -11,4 +11,4 @@ markdown table / PNG figure from the cached data only.  See ``paper_figures/READ
 """
 
 TARGETS = ("rr07_table1", "rr07_fig3", "ff13_fig1", "ff13_table1", "ff13_table2", "orf_letter",
-           "features_story")
+           "orf_fig2", "orf_fig3", "orf_fig4", "features_story")

@@ -79,8 +79,16 @@ def compute(p):
         X = load_letter(p["data_dir"])
     except FileNotFoundError as e:
         return dict(missing=str(e))
+    return kernel_mse(X, p, "orf_letter")
+
+
+def kernel_mse(X, p, tag):
+    """Yu et al.'s Fig. 4 protocol on the rows of ``X`` (see the module docstring): MSE of every
+    map in ``MAPS`` for D = k d, k in ``p["multiples"]``, ``p["reps"]`` draws each; seeds derived
+    from (``p["seed"]``, ``tag``, ...)."""
+    X = np.asarray(X, dtype=float)
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    rng = np.random.default_rng(C.derive_seed(p["seed"], "orf_letter", "sample"))
+    rng = np.random.default_rng(C.derive_seed(p["seed"], tag, "sample"))
     n = min(p["n_points"], len(X))
     X = X[rng.choice(len(X), n, replace=False)]
     sq = np.maximum((X * X).sum(1)[:, None] + (X * X).sum(1)[None, :] - 2 * X @ X.T, 0.0)
@@ -91,8 +99,8 @@ def compute(p):
     mse = {m: np.zeros((len(p["multiples"]), p["reps"])) for m in MAPS}
     jobs = [(i, k, r, m) for i, k in enumerate(p["multiples"]) for r in range(p["reps"])
             for m in MAPS]
-    for i, k, r, m in C.progress(jobs, desc="orf_letter"):
-        Z = np.asarray(make_map(m, k * d, sigma, C.derive_seed(p["seed"], "orf_letter", m, k, r))
+    for i, k, r, m in C.progress(jobs, desc=tag):
+        Z = np.asarray(make_map(m, k * d, sigma, C.derive_seed(p["seed"], tag, m, k, r))
                        .fit_transform(X), dtype=float)
         mse[m][i, r] = float(np.mean((Z @ Z.T - K) ** 2))
     from analysis.orf_theory import orf_unit_mean

@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import warnings
 
 import numpy as np
 from scipy import stats
@@ -190,21 +191,26 @@ _SOBOL_BITS = 30
 @functools.lru_cache(maxsize=16)
 def _sobol_directions(s):
     """Direction numbers (bits x s, uint32; row k: number k of every coordinate) of the
-    unscrambled Sobol' sequence of :class:`scipy.stats.qmc.Sobol` in dimension ``s``, read
-    through its public API: in Gray-code order point 2^k is v_k XOR v_{k-1} (point 1 is v_0)."""
-    eng = qmc.Sobol(s, scramble=False, bits=_SOBOL_BITS)
-    v = np.empty((_SOBOL_BITS, s), dtype=np.uint32)
-    for k in range(_SOBOL_BITS):
-        eng.reset()
-        eng.fast_forward(2 ** k)
-        x = np.rint(eng.random(1)[0] * 2.0 ** _SOBOL_BITS).astype(np.uint32)
-        v[k] = x ^ v[k - 1] if k else x
+    unscrambled Sobol' sequence of :class:`scipy.stats.qmc.Sobol` in dimension ``s``, or None
+    when this scipy does not expose them as expected (then the scipy engine is used).  Read from
+    the engine's ``_sv`` table and checked against its first 32 points."""
+    bits = _SOBOL_BITS
+    eng = qmc.Sobol(s, scramble=False, bits=bits)
+    sv = getattr(eng, "_sv", None)
+    if not (isinstance(sv, np.ndarray) and sv.shape == (s, bits)):
+        return None
+    v = np.ascontiguousarray(sv.T, dtype=np.uint32)
+    pts = np.empty((32, s))
+    _ok.sobol_points(v, np.zeros(s, dtype=np.uint32), bits, pts)
+    if not np.array_equal(pts, eng.random(32) + 0.5 ** (bits + 1)):
+        return None
     v.flags.writeable = False
     return v
 
 
 def _sobol_uniforms(n, s, rng):
-    """``n`` scrambled Sobol' points in (0, 1)^s: the direction numbers of scipy's sequence,
+    """``n`` scrambled Sobol' points in (0, 1)^s: the direction numbers of scipy's sequence
+    (see :func:`_sobol_directions`),
     linear matrix scrambling (Matoušek 1998; a random lower-triangular binary matrix with unit
     diagonal per coordinate) and a random digital shift -- the scrambling of
     ``scipy.stats.qmc.Sobol(scramble=True)`` -- in a compiled loop, each point at the centre of
@@ -214,6 +220,11 @@ def _sobol_uniforms(n, s, rng):
     if n > 2 ** bits:
         raise ValueError(f"QMC sampling: at most 2**{bits} Sobol' points per fit, got n={n}")
     v = _sobol_directions(s)
+    if v is None:   # pragma: no cover - a scipy without the table: its own scrambled engine
+        eng = _qmc_engine("sobol", s, rng)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
+            return eng.random(n) + 0.5 ** (bits + 1)
     cols = rng.integers(0, 2 ** bits, size=(s, bits), dtype=np.uint32)
     shift = rng.integers(0, 2 ** bits, size=s, dtype=np.uint32)
     pos = bits - 1 - np.arange(bits, dtype=np.uint32)        # bit of binary digit b (MSB first)
