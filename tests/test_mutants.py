@@ -422,20 +422,29 @@ def test_unbiasedness_fails_on_binning_shift_mutant(monkeypatch, global_random_s
 
 
 def test_orf_checks_cannot_flag_a_missing_qr_sign_correction(monkeypatch):
-    """A documented hole: Q = QR's Q without Q diag(sign R_ii) (non-Haar; seam:
-    randfeat._sampling.haar_orthogonal) passes orf_unbiasedness and orf_variance (measured:
-    max |z| ~1.2 against 5.2; variance within ~1.1x of the exact curve).  Deterministic seed."""
+    """A documented hole: orthogonal blocks from numpy's QR of a Gaussian matrix WITHOUT the
+    sign correction Q diag(sign R_ii) (non-Haar; seam: randfeat._sampling._haar_fill, which
+    turns the drawn normals and row lengths into the blocks) pass orf_unbiasedness and
+    orf_variance (measured: max |z| ~1.2 against 5.2; variance within ~1.1x of the exact
+    curve).  Deterministic seed."""
     import randfeat._sampling as S
     from analysis.checks import orf_unbiasedness as ou
     from analysis.checks import orf_variance as ov
 
-    def no_sign(d, rng, n_blocks=None):
-        G = rng.standard_normal((1 if n_blocks is None else n_blocks, d, d))
-        Q, _ = np.linalg.qr(G)
-        return Q[0] if n_blocks is None else Q
+    calls = []
 
-    monkeypatch.setattr(S, "haar_orthogonal", no_sign)
+    def no_sign(n, d, g, scale, n_threads=1):
+        calls.append(n)
+        nb = -(-n // d)
+        G = np.random.default_rng(np.abs(g[:4] * 2 ** 40).astype(np.int64)).standard_normal(
+            (nb, d, d))
+        Q, _ = np.linalg.qr(G)                    # LAPACK signs, no correction
+        W = Q.transpose(0, 2, 1).reshape(nb * d, d)[:n]
+        return W * np.asarray(scale, float)[:, None]
+
+    monkeypatch.setattr(S, "_haar_fill", no_sign)
     assert ou.verdict(ou.run(dict(ds=[2, 3, 4, 8], zs=[0.5, 1.0, 2.0], R=2000), 0))[
         "verdict"] == "pass"
     assert ov.verdict(ov.run(dict(ds=[2, 4, 16], ms=[1], zs=[0.5, 1.0], R=1500), 0))[
         "verdict"] == "pass"
+    assert calls, "the seam was not used: randfeat's ORF no longer goes through _haar_fill"
