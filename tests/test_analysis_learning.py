@@ -321,3 +321,20 @@ def test_paper_figure_features_story_quick(tmp_path, capsys):
     assert "QUICK MODE" in md and "| cpu_act |" in md and "| adult |" in md
     assert "Missing: kddcup99" in md and "5,000" in md and "73,778" in md
     assert (out / "features_story.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------ power statements (issue 13)
+@pytest.mark.parametrize("name", ["features_needed", "kernel_interpolation_limit",
+                                  "rudi_rosasco", "sup_error_rate"])
+def test_learning_checks_state_their_power(name, one_thread):
+    """Each verdict carries the smallest deviation it detects with probability >= 0.9 (report.md
+    and report.json take it from verdict['power']), computed from the run, not fixed text."""
+    from analysis.checks import load, validate_verdict
+
+    mod = load(name)
+    res = mod.run(mod.PARAMS["smoke"], 0)
+    v = validate_verdict(mod, mod.verdict(res))
+    assert isinstance(v["power"], str) and "0.9" in v["power"]
+    assert any(ch.isdigit() for ch in v["power"].replace("0.9", ""))
+    det = {k: x for k, x in v["statistic"].items() if k.startswith("detectable")}
+    assert det, v["statistic"]
