@@ -150,6 +150,26 @@ def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_se
         np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
 
 
+def test_features_needed_reads_letter_through_the_loader(tmp_path):
+    """LETTER comes from randfeat.datasets.load_letter (RANDFEAT_DATA / data_home convention):
+    26 one-vs-rest +-1 targets, standardised features."""
+    import numpy as np
+    from _tiny_data import write_tiny_data
+
+    from analysis.checks import features_needed as fn
+
+    data = write_tiny_data(tmp_path / "data")
+    Xtr, Ytr, Xte, Yte, task, sigma, desc = fn.load("letter", 150, 60, np.random.default_rng(0),
+                                                    data)
+    assert task == "multiclass" and sigma is None and "one-vs-rest" in desc
+    assert Xtr.shape == (150, 16) and Xte.shape == (60, 16) and Ytr.shape == (150, 26)
+    assert set(np.unique(Ytr)) == {-1.0, 1.0} and np.all((Ytr == 1).sum(1) == 1)
+    np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
+    (data / "letter.dat.gz").unlink()
+    with pytest.raises(FileNotFoundError, match="letter.dat.gz"):
+        fn.load("letter", 150, 60, np.random.default_rng(0), data)
+
+
 def test_features_needed_passes_on_the_library_map(global_random_seed):
     # family false-alarm rate ALPHA = 1e-4 of the check (plus the RATIO_TOL model slack)
     from analysis.checks import features_needed as fn
