@@ -50,7 +50,10 @@ def _openmp_flags():
 
 
 OMP_COMPILE, OMP_LINK = _openmp_flags()
-BASE_COMPILE = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
+# RANDFEAT_OPT overrides the optimisation level (tools/sanitize.sh builds with -O1: the
+# sanitizers need no -O3, and the instrumented build is several times faster to compile).
+_OPT = os.environ.get("RANDFEAT_OPT", "-O3")
+BASE_COMPILE = [] if sys.platform == "win32" else [_OPT, "-fno-math-errno"]
 DEFINES = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 
 # Every C source is compiled once, into the one extension that owns the kernels and their SIMD

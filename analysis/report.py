@@ -9,7 +9,8 @@ import numpy as np
 from analysis import repro, stats
 from analysis.repro import to_jsonable
 
-__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep", "needed_size_table"]
+__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep", "needed_size_table",
+           "tail_test", "tail_power", "tail_table"]
 
 
 def write_json(path, meta, records):
@@ -47,52 +48,90 @@ def tightness_ci(rows):
     return [float(1 / np.median(cis[:, 1])), float(1 / np.median(cis[:, 0]))]
 
 
-def bound_power(rows, R, level):
-    """Power of the exceedance comparisons of Claims 1 and 2: per non-vacuous bound value b the
-    true exceedance probability p1(b) detected with probability >= 0.9
-    (stats.binomial_detectable_ratio); the statement gives its range over the grid."""
-    bs = sorted({c["bound"] for r in rows for c in r["comps"] if c["bound"] < 1})
-    if not bs:
-        return "none: every bound value of the grid is >= 1 (vacuous)"
-    p1 = [(b, min(stats.binomial_detectable_ratio(b, R, level) * b, np.inf)) for b in bs]
-    ok = [(b, x) for b, x in p1 if x <= 1]
-    if not ok:
-        return (f"none: with R = {R} fits per point not even R exceedances out of R push the "
-                f"Clopper-Pearson lower limit (level {level:.1e}) above a bound value of the grid")
-    lo = min(ok, key=lambda t: t[1])
-    hi = max(ok, key=lambda t: t[1])
-    return (f"a true P(sup error >= eps) of at least {lo[1]:.2f} (where the bound is "
-            f"{lo[0]:.2g}) to {hi[1]:.2f} (bound {hi[0]:.2g}); with R = {R} fits per point a "
-            f"failure probability below {lo[1]:.2f} is never detected, whatever the bound says "
-            f"(Clopper-Pearson, level {level:.1e}, {len(bs)} non-vacuous bound values)")
+def tail_test(values, eps_b, delta, level, *, exceed=">=", err_max=np.inf):
+    """The tail test of a uniform-convergence bound at one design point (Claims 1 and 2).
+
+    The bound says P(sup error ``exceed`` eps_b) <= delta, eps_b the bound's eps at this size and
+    delta.  ``values`` are R independent certified LOWER ends of the sup error (so the count
+    never over-states the tail).  The bound is contradicted when the one-sided Clopper-Pearson
+    lower limit (at ``level``) of the exceedance probability exceeds delta.  Vacuous when eps_b
+    >= ``err_max`` (no error can reach it).
+
+    Power (probability >= 0.9 of rejecting): a true exceedance probability p1 >= ``p1``
+    (:func:`analysis.stats.binomial_detectable_ratio`, from R and level alone), i.e. a bound whose
+    eps is too small by a factor >= ``too_tight`` = q(1 - delta) / q(1 - p1), the empirical
+    quantiles of the sup error here (if the bound's eps were q(1 - delta)/K with K >= too_tight,
+    the exceedance probability would be >= p1).  ``slack`` = eps_b / q(1 - delta) with its 95%
+    order-statistic interval: how far the bound is from being attained."""
+    x = np.asarray(values, dtype=float)
+    R = x.size
+    vac = bool(eps_b >= err_max)
+    cnt = int(np.sum(x >= eps_b) if exceed == ">=" else np.sum(x > eps_b))
+    lo = float(stats.clopper_pearson_lower(cnt, R, level))
+    p1 = float(min(stats.binomial_detectable_ratio(delta, R, level) * delta, np.inf))
+    q_lo, q, q_hi = stats.quantile_ci(x, 1 - delta, 0.05)
+    tt = float(q / np.quantile(x, 1 - p1)) if p1 < 1 and np.quantile(x, 1 - p1) > 0 else np.inf
+    return dict(eps_bound=float(eps_b), count=cnt, R=R, cp_lower=lo, vacuous=vac,
+                violated=bool(not vac and lo > delta), p1=p1, too_tight=tt,
+                q=float(q), slack=float(eps_b / q) if q > 0 else np.inf,
+                slack_ci=[float(eps_b / q_hi) if np.isfinite(q_hi) and q_hi > 0 else 0.0,
+                          float(eps_b / q_lo) if q_lo > 0 else np.inf])
 
 
-def needed_size_table(rows, R, size, exceed):
+def tail_power(tests, delta, level):
+    """The power statement of the tail tests (non-vacuous ones): the failure probability p1
+    detected where the bound says delta (per number of fits R), and the too-tight factor in eps
+    (median and largest over the tests)."""
+    nv = [t for t in tests if not t["vacuous"]]
+    if not nv:
+        return "none: the bound's eps is out of reach of any error at every size of the design"
+    by_r = {}
+    for t in nv:
+        by_r.setdefault(t["R"], t["p1"])
+    p1 = ", ".join(f"{p:.2f} (R = {r} fits)" for r, p in sorted(by_r.items(), reverse=True))
+    tt = np.array([t["too_tight"] for t in nv], float)
+    return (f"a failure probability {p1} where the bound says {delta:g} (one-sided "
+            f"Clopper-Pearson at {level:.1e}, {len(nv)} non-vacuous sizes), i.e. a bound too "
+            f"tight by {np.median(tt):.2f}x in eps (median over the sizes; {tt.max():.2f}x at "
+            f"worst), from the measured sup-error quantiles q({1 - delta:g}) / q(1 - p1)")
+
+
+def _slack_ci(ci):
+    ok = ci[0] > 0 and np.isfinite(ci[1])
+    return f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ok else " [CI n/a: too few fits]"
+
+
+def tail_table(tests, size, exceed):
+    """Markdown table of the tail tests (one row per setting and size)."""
+    lines = []
+    for t in tests:
+        mark = "vacuous" if t["vacuous"] else ("FAIL" if t["violated"] else "ok")
+        lines.append(f"| {t['d']} | {t['a']:g} | {t[size]} | {t['eps_bound']:.3f} | "
+                     f"{t['count']}/{t['R']} | {t['cp_lower']:.3g} | {t['q']:.4f} | "
+                     f"{t['slack']:.1f}x{_slack_ci(t['slack_ci'])} | "
+                     f"{t['p1']:.2f} / {t['too_tight']:.2f}x | {mark} |")
+    return (f"| d | a | {size} | bound's eps at delta | fits with sup {exceed} eps | CP lower "
+            "limit | empirical q(1 - delta) | slack eps_bound / q [95%] | detects p1 / too tight "
+            "by | |\n|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
+
+
+def needed_size_table(rows, size):
     """Claims 1 and 2: the markdown table of the size needed (``size`` = "D" or "P") per
-    (setting, eps), empirical against the bound, and the list of violated comparisons.
-    ``exceed`` names the event counted in the bound comparison (">=" or ">")."""
-    fails, lines = [], []
+    (setting, eps), empirical against the bound (the bound's own tail tests are in
+    :func:`tail_table`)."""
+    lines = []
     for r in rows:
-        viol = [c for c in r["comps"] if c["violated"]]
-        if viol:
-            fails.append(f"d={r['d']} a={r['a']} eps={r['eps']} {size}={viol[0][size]}")
-        nv = [c for c in r["comps"] if c["bound"] < 1]
-        cmp_txt = ("vacuous on grid" if not nv else
-                   f"{sum(c['count'] for c in nv)}/{len(nv) * R} sups {exceed} eps where bound < 1")
         lines.append(f"| {r['d']} | {r['a']:g} | {r['diam']:.2f} | {r['eps']:g} | "
                      f"{r[size + '_emp']:.0f}"
                      f"{'' if r['certified'] else ' (lower bd)'}"
                      f"{' (extrap.)' if r['extrapolated'] else ''} | "
                      f"{r[size + '_bound']:.0f} | {r[size + '_vacuous_below']:.0f} | "
                      f"**{r['over']:.0f}x**{ci_txt(r.get('over_ci'))} | "
-                     f"{r['slope']:.2f} ± {r['slope_se']:.2f} | "
-                     f"{cmp_txt} | {'FAIL' if viol else 'ok'} |")
-    table = (f"| d | a | diam(M) | eps | {size}_emp (95% sup <= eps) | {size}_bound (delta=0.05) "
-             f"| bound < 1 from {size} = | over-prediction [95% bootstrap CI] "
-             f"| slope of q95 vs {size} "
-             "| bound comparison | |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
-    return table, fails
+                     f"{r['slope']:.2f} ± {r['slope_se']:.2f} |")
+    return (f"| d | a | diam(M) | eps | {size}_emp (95% sup <= eps) | {size}_bound (delta=0.05) "
+            f"| bound < 1 from {size} = | over-prediction [95% bootstrap CI] "
+            f"| slope of q95 vs {size} |\n"
+            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines))
 
 
 def _ci(ci):

@@ -81,6 +81,9 @@ def _rowloop():
             fn.restype = ctypes.c_long
             fn.argtypes = [ctypes.POINTER(ct), ctypes.c_long, ctypes.c_int, ctypes.c_int,
                            ctypes.c_void_p]
+        lib.rf_bench_copy.restype = None
+        lib.rf_bench_copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,
+                                      ctypes.c_int]
         _ROWLOOP = lib
     return _ROWLOOP
 
@@ -194,6 +197,44 @@ def build_peers(ffht_lib=None, with_numpy=True):
     if with_numpy:
         peers.append(Peer("numpy", lambda x, log_n, t, dt: (lambda: naive_numpy_fwht(x)),
                           threaded=False, batch_fraction=8, note="naive radix-2 butterfly"))
+    return peers, skipped
+
+
+def oocache_peers():
+    """The peers of ``bench_fwht.py --oocache``: randfeat's kernel and API at 1 and 2 threads,
+    and the memory floor, a copy of the same bytes into a second batch (``np.copyto`` at 1
+    thread; memcpy of two halves by 2 OpenMP threads, ``benchmarks/_rowloop.c``).  Each peer's
+    thread count is fixed (``time_case``'s ``n_thr`` is ignored).  Returns (peers, skipped)."""
+
+    def fixed(t):
+        return lambda x, log_n, _t, dt: (lambda: _fwht.fwht_rows(x, log_n, t))
+
+    def copy_np(x, log_n, _t, dt):
+        dst = aligned_empty(x.shape, x.dtype)
+        return lambda: np.copyto(dst, x)
+
+    peers = [Peer("kern-1t", fixed(1), note="randfeat._lib._fwht.fwht_rows(x, log_n, 1)"),
+             Peer("api-1t", lambda x, log_n, _t, dt: (
+                 lambda: randfeat.fwht(x, out=x, check_finite=False, n_threads=1)),
+                 note="randfeat.fwht(x, out=x, check_finite=False, n_threads=1)"),
+             Peer("copy-1t", copy_np, note="np.copyto(y, x), y a second aligned batch"),
+             Peer("kern-2t", fixed(2), note="fwht_rows(x, log_n, 2)")]
+    skipped = []
+    try:
+        lib = _rowloop()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        skipped.append(f"copy-2t: cannot compile benchmarks/_rowloop.c ({exc})")
+    else:
+        def copy_c(t):
+            def make(x, log_n, _t, dt):
+                dst = aligned_empty(x.shape, x.dtype)
+                args = (dst.ctypes.data, x.ctypes.data, x.nbytes, t)
+                return lambda dst=dst, x=x: lib.rf_bench_copy(*args)  # keeps dst, x alive
+            return make
+        peers.append(Peer("copy-2t", copy_c(2), note="memcpy of two halves by 2 OpenMP "
+                          "threads (benchmarks/_rowloop.c)"))
+        peers.append(Peer("memcpy-1t", copy_c(1), note="the same C copy on 1 thread (check "
+                          "that it matches np.copyto)"))
     return peers, skipped
 
 

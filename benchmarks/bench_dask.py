@@ -3,14 +3,16 @@
 Problem (issue 18): ``N`` rows x 16 float32 features generated lazily from a seed with
 ``dask.array.random`` (the data never exist in the client), target
 ``y = sum_j sin(x_j), j < 4, + 0.1 noise``; random Fourier features with ``D = 1024`` (float32
-features, the Gram ZᵀZ summed in float64); ``RandomFeatureRidge`` with one alpha.  As float32
+features; each chunk's ZᵀZ by one ``syrk`` in ``--gram-dtype``, float32 by default, summed in
+float64); ``RandomFeatureRidge`` with one alpha.  As float32
 features the problem would take ``4 N D`` bytes (41 GB at N = 10^7); the dask fit never forms
 them: each task featurises ``chunk_size`` rows of its block at a time and returns the block's
 sufficient statistics (ZᵀZ, Zᵀy, sums, count: ~8 MiB at D = 1024), which a fixed tree of
 pairwise sums reduces.
 
 Measured, for each number of worker processes in ``--workers`` (a fresh ``LocalCluster``, one
-thread per worker, BLAS single-threaded in every task):
+thread per worker; distributed's nannies start the workers with ``OPENBLAS_NUM_THREADS=1``, so
+BLAS is single-threaded in every task):
 
 * wall time of ``fit`` and the time per million rows;
 * peak resident memory of the whole cluster: the summed RSS of this process (client and
@@ -18,10 +20,11 @@ thread per worker, BLAS single-threaded in every task):
   are counted once per process, so this over-estimates;
 * where the time goes: task time summed over the workers by task kind (from the scheduler's task
   stream: data generation, featurise + statistics, merges), and the client's final solve; plus a
-  single-threaded split of one ``chunk_size`` block into transform and Gram.
+  single-threaded split of one ``chunk_size`` block into transform and statistics.
 
 Then ``--subset`` rows (several blocks) are fitted both on dask and in memory (the ordinary
-``RandomFeatureRidge.fit`` on the computed NumPy arrays), and the coefficients compared against
+``RandomFeatureRidge.fit`` on the computed NumPy arrays; both with ``gram_dtype="float64"``, the
+precision the tolerance is stated for), and the coefficients compared against
 the tolerance stated in :mod:`randfeat.dask`: ``||w_dask - w|| <= 100 eps kappa ||w||`` with
 ``kappa`` the condition number of ``A + n alpha I``.
 
@@ -101,12 +104,13 @@ def make_data(n_rows, chunk_rows, seed):
     return X, y
 
 
-def model(D, alpha, seed):
+def model(D, alpha, seed, gram_dtype="float32"):
     from randfeat import RandomFourierFeatures
     from randfeat.linear import RandomFeatureRidge
 
     return RandomFeatureRidge(RandomFourierFeatures(D, sigma=4.0, random_state=seed),
-                              alphas=alpha, alpha_scale="mean", chunk_size=4096)
+                              alphas=alpha, alpha_scale="mean", chunk_size=4096,
+                              gram_dtype=gram_dtype)
 
 
 def task_times(stream):
@@ -133,7 +137,7 @@ def run_fit(n_workers, args):
                 distributed.Client(cluster) as client:
             client.run(lambda: None)  # workers up before the clock starts
             idle = mem.sample()
-            m = model(args.D, args.alpha, args.seed)
+            m = model(args.D, args.alpha, args.seed, args.gram_dtype)
             with distributed.get_task_stream(client) as ts:
                 t0 = time.perf_counter()
                 m.fit(X, y)
@@ -146,32 +150,37 @@ def run_fit(n_workers, args):
 
 
 def block_split(args):
-    """Single-threaded seconds of RFF transform and float64 Gram for one chunk_size block."""
+    """Single-threaded seconds of one ``chunk_size`` block: the RFF transform, and its addition to
+    the statistics (``RidgeStatistics._update``: the ``syrk`` of ``gram_dtype`` and the float64
+    ``gemm``), as a task runs them (min of 5)."""
     from threadpoolctl import threadpool_limits
 
-    m = model(args.D, args.alpha, args.seed)
+    from randfeat.linear import RidgeStatistics
+
+    m = model(args.D, args.alpha, args.seed, args.gram_dtype)
     rff = m.features.fit(np.zeros((1, 16), np.float32))
     rff.n_threads = 1
-    Xb = np.random.default_rng(0).standard_normal((m.chunk_size, 16)).astype(np.float32)
+    rng = np.random.default_rng(0)
+    Xb = rng.standard_normal((m.chunk_size, 16)).astype(np.float32)
+    Yb = rng.standard_normal((m.chunk_size, 1))
+    st = RidgeStatistics(args.gram_dtype)
     with threadpool_limits(1):
         best_t, best_g = np.inf, np.inf
         for _ in range(5):
             t0 = time.perf_counter()
             Z = rff.transform(Xb)
             t1 = time.perf_counter()
-            Z64 = np.asarray(Z, dtype=np.float64)
-            Z64.T @ Z64
+            st._update(Z, Yb)
             t2 = time.perf_counter()
             best_t, best_g = min(best_t, t1 - t0), min(best_g, t2 - t1)
-    return dict(rows=m.chunk_size, transform_s=best_t, gram_s=best_g)
+    return dict(rows=m.chunk_size, transform_s=best_t, gram_s=best_g,
+                gflops=m.chunk_size * args.D ** 2 / best_g / 1e9)
 
 
 def compare_subset(args):
     """dask fit vs in-memory fit on the first ``--subset`` rows."""
     import dask
     import distributed
-
-    from randfeat.dask import RidgeStats  # noqa: F401 (documents the statistics object)
 
     X, y = make_data(args.n_rows, args.chunk_rows, args.seed)
     n = min(args.subset, args.n_rows)
@@ -181,8 +190,8 @@ def compare_subset(args):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
-        dk = model(args.D, args.alpha, args.seed).fit(Xs, ys)
-    mem = model(args.D, args.alpha, args.seed).fit(Xm, ym)
+        dk = model(args.D, args.alpha, args.seed, "float64").fit(Xs, ys)
+    mem = model(args.D, args.alpha, args.seed, "float64").fit(Xm, ym)
     # kappa of A + n alpha I (A the centred Gram), accumulated in chunks
     rff = mem.features_
     D = args.D
@@ -204,9 +213,13 @@ def compare_subset(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-rows", type=int, default=10_000_000)
-    ap.add_argument("--chunk-rows", type=int, default=250_000)
+    ap.add_argument("--chunk-rows", type=int, default=262_144,
+                    help="rows per dask block (a multiple of chunk_size = 4096: no neighbour "
+                         "reads)")
     ap.add_argument("--D", type=int, default=1024)
     ap.add_argument("--alpha", type=float, default=1e-4)
+    ap.add_argument("--gram-dtype", default="float32", choices=["float32", "float64"],
+                    help="precision of each chunk's Z^T Z in the timed fits (summed in float64)")
     ap.add_argument("--workers", default="1,2", help="comma-separated numbers of workers")
     ap.add_argument("--worker-memory", default="1.5GiB", help="dask memory_limit per worker")
     ap.add_argument("--subset", type=int, default=100_000,
@@ -221,6 +234,7 @@ def main(argv=None):
     import randfeat
 
     res = dict(n_rows=args.n_rows, n_features=16, D=args.D, chunk_rows=args.chunk_rows,
+               gram_dtype=args.gram_dtype,
                alpha=args.alpha, features_gb_float32=4 * args.n_rows * args.D / 1e9,
                dask=dask.__version__, distributed=distributed.__version__,
                randfeat=randfeat.__file__, cpus=os.cpu_count(),
@@ -230,7 +244,8 @@ def main(argv=None):
           f"load average {res['loadavg_start'][0]:.1f} on {os.cpu_count()} cores", flush=True)
     res["block_split"] = bs = block_split(args)
     print(f"one {bs['rows']}-row block, 1 thread: transform {bs['transform_s'] * 1e3:.1f} ms, "
-          f"float64 Gram {bs['gram_s'] * 1e3:.1f} ms", flush=True)
+          f"statistics ({args.gram_dtype} syrk + gemm) {bs['gram_s'] * 1e3:.1f} ms "
+          f"({bs['gflops']:.1f} GFLOP/s, counting N D^2 flops per syrk)", flush=True)
     for w in (int(s) for s in args.workers.split(",")):
         r = run_fit(w, args)
         res["fits"].append(r)

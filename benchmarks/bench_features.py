@@ -4,7 +4,7 @@ Each section is one function ``bench_<name>(...)`` returning a list of row dicts
 table with time ratios (peer time / randfeat time: > 1 means randfeat is faster).  Timings are
 minima: one-vector latencies round-robin over the methods (many calls per round, so load from
 other processes hits all alike); batches each in its own block of calls, in two passes of
-opposite order (see ``_blocked_min``: interleaving libraries call by call times each right
+opposite order (see ``_timing.py``: interleaving libraries call by call times each right
 after the other's idle threads).  Threads: ``threadpoolctl`` limits BLAS for both, and randfeat
 gets the same count as ``n_threads``.
 
@@ -37,42 +37,15 @@ from threadpoolctl import threadpool_limits
 # run from a source checkout without installing: use the in-place build of this tree
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _timing import blocked_min as _blocked_min  # noqa: E402 - benchmarks/_timing.py
+from _timing import print_table as _print_table  # noqa: E402
+
 SECTIONS = {}
 
 
 def section(fn):
     SECTIONS[fn.__name__.removeprefix("bench_")] = fn
     return fn
-
-
-def _blocked_min(fns, repeat):
-    """Minimum wall time of each callable, each timed in its own block of ``repeat`` calls
-    (after one warm-up call), in two passes -- forward, then reverse order -- so that a drift of
-    the machine's load hits both ends alike.
-
-    Used for multi-threaded comparisons instead of call-by-call interleaving: after a
-    multi-threaded call, OpenBLAS's idle workers (NumPy's copy, used by the peers) spin on the
-    cores for up to ~0.1 s (OPENBLAS_THREAD_TIMEOUT), so a call of another library started at
-    once runs its second thread on a busy core.  Measured on 2 cores, randfeat's 2-thread phase
-    map at d = 1024, D = 1000, float32: 24.7 ms right after an RBFSampler call, 11.7 ms in a
-    row (RBFSampler: 12.0 ms in a row).  Each library is thus timed in its own steady state."""
-    best = [math.inf] * len(fns)
-    for order in (range(len(fns)), reversed(range(len(fns)))):
-        for i in order:
-            fns[i]()
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                fns[i]()
-                best[i] = min(best[i], time.perf_counter() - t0)
-    return best
-
-
-def _print_table(title, header, rows):
-    print(f"\n## {title}\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for r in rows:
-        print("| " + " | ".join(str(r[h]) for h in header) + " |")
 
 
 @section

@@ -54,7 +54,14 @@ try:  # run from a checkout without installing
 except ImportError:  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _fwht_bench import DTYPES, build_peers, cpu_name, fmt_ns, time_case  # benchmarks/
+from _fwht_bench import (  # benchmarks/
+    DTYPES,
+    build_peers,
+    cpu_name,
+    fmt_ns,
+    oocache_peers,
+    time_case,
+)
 
 import randfeat
 from randfeat._lib import _cpu
@@ -74,7 +81,12 @@ def main(argv=None):
                     help="path of a ctypes-loadable FFHT .so (else $RANDFEAT_BENCH_FFHT_LIB)")
     ap.add_argument("--no-numpy", action="store_true", help="skip the naive NumPy peer")
     ap.add_argument("--csv", default=None, help="also write every timing to this CSV file")
+    ap.add_argument("--oocache", action="store_true",
+                    help="out-of-cache mode: the kernel against a copy of the same bytes, "
+                         "d = 2^12..2^20, 1 and 2 threads (see the module docstring)")
     args = ap.parse_args(argv)
+    if args.oocache:
+        return oocache(args)
 
     if args.quick:
         logs = [8, 10, 13, 16]
@@ -125,6 +137,69 @@ def main(argv=None):
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("dtype,n_threads,d,impl,best_ns,median_rep_ns,rep_ns\n")
+            for r in records:
+                f.write(",".join(str(v) for v in r) + "\n")
+        print(f"\n# wrote {args.csv}")
+
+
+def _load():
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:  # pragma: no cover - not Linux
+        return "?"
+
+
+def oocache(args):
+    """The kernel against the memory floor: see the module docstring (``--oocache``)."""
+    lo, hi = args.log_sizes or (12, 20)
+    logs = list(range(lo, hi + 1))
+    batch_mib = args.batch_mib or 64
+    repeats = args.repeats or 11
+    peers, skipped = oocache_peers()
+    print(f"# FWHT out of cache  {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"# machine: {platform.machine()}, {cpu_name()}, {os.cpu_count()} CPUs; "
+          f"randfeat {randfeat.__version__} ISA={_cpu.isa()} OpenMP={_cpu.openmp_enabled()}; "
+          f"numpy {np.__version__}")
+    print(f"# batch {batch_mib:g} MiB timed in 4 MiB chunks, {repeats} interleaved repetitions "
+          "of every peer; min = sum over chunks of each chunk's best, med = median over the "
+          "repetitions of the whole pass; load = 1-min load average after the row")
+    for p in peers:
+        print(f"#   {p.name:10s} {p.note}")
+    for why in skipped:
+        print(f"#   skipped: {why}")
+    names = [p.name for p in peers]
+    has2 = "copy-2t" in names
+    rng = np.random.default_rng(0)
+    records = []
+    for dt in args.dtypes:
+        print(f"\n## {dt} (time per vector; ratios of the mins, of the medians in brackets)\n")
+        head = ["d", "kern 1t", "API 1t", "copy 1t", "kern/copy 1t", "API/copy 1t", "kern 2t"]
+        head += ["copy 2t", "kern 1t/2t", "copy 1t/2t", "memcpy/copy 1t"] if has2 else []
+        head += ["load"]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for log_n in logs:
+            t = time_case(peers, dt, log_n, 1, int(batch_mib * 2**20), repeats, rng)
+            mn = {k: v[0] for k, v in t.items()}
+            md = {k: statistics.median(v[1]) for k, v in t.items()}
+            for k, (b, per_rep) in t.items():
+                records.append((dt, 1 << log_n, k, b, md[k],
+                                " ".join(f"{x:.1f}" for x in per_rep)))
+
+            def ratio(a, b, mn=mn, md=md):
+                return f"{mn[a] / mn[b]:.2f} ({md[a] / md[b]:.2f})"
+            cells = [f"2^{log_n}", fmt_ns(mn["kern-1t"]), fmt_ns(mn["api-1t"]),
+                     fmt_ns(mn["copy-1t"]), ratio("kern-1t", "copy-1t"),
+                     ratio("api-1t", "copy-1t"), fmt_ns(mn["kern-2t"])]
+            if has2:
+                cells += [fmt_ns(mn["copy-2t"]), ratio("kern-1t", "kern-2t"),
+                          ratio("copy-1t", "copy-2t"), ratio("memcpy-1t", "copy-1t")]
+            cells.append(_load())
+            print("| " + " | ".join(cells) + " |")
+            sys.stdout.flush()
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("dtype,d,impl,best_ns,median_rep_ns,rep_ns\n")
             for r in records:
                 f.write(",".join(str(v) for v in r) + "\n")
         print(f"\n# wrote {args.csv}")

@@ -1,10 +1,12 @@
-"""Thread helpers shared by the estimators: a BLAS thread limit and an ordered parallel map.
+"""Thread helpers shared by the estimators: the BLAS's thread count (read, never changed) and an
+ordered parallel map.
 
 Both serve one rule of the library: the same ``random_state`` gives the same output whatever
 ``n_threads`` is.  Work is spread over threads only where the arithmetic of every element does not
 depend on how it is spread (independent rows, or independent pieces whose results are combined
-in a fixed order), and BLAS runs single-threaded inside such regions (OpenBLAS's own threading
-changes the rounding of ``syrk``/``potrf`` results with the thread count).
+in a fixed order).  ``n_threads`` governs randfeat's own kernels; the BLAS's threads belong to
+the user, who sets them with :func:`threadpoolctl.threadpool_limits` or ``OPENBLAS_NUM_THREADS``
+(as in scikit-learn): randfeat reads them (:func:`blas_threads`) and never changes them.
 """
 
 from __future__ import annotations
@@ -14,13 +16,45 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 _BLAS_LIBS = None
+_BLAS_CONTROLLERS = None
 _LOCK = threading.Lock()
 _HOLDERS = 0      # ``with blas_limit(1)`` blocks running now, in any thread
 _SAVED = []       # (library, its thread count) saved by the first of them
 
 
+def blas_threads():
+    """The largest thread count of the BLAS libraries loaded in this process, as
+    :mod:`threadpoolctl` reports it: 1 when every BLAS is single-threaded (the user called
+    ``threadpool_limits(1)``, set ``OPENBLAS_NUM_THREADS=1``, ...), 1 also when no BLAS is
+    found.  Reads only (a few ctypes calls); the libraries are found once per process, on the
+    first call (randfeat's compiled modules have loaded SciPy's BLAS by then).
+
+    Examples
+    --------
+    >>> from threadpoolctl import threadpool_limits
+    >>> from randfeat._parallel import blas_threads
+    >>> with threadpool_limits(limits=1, user_api="blas"):
+    ...     blas_threads()
+    1
+    """
+    global _BLAS_CONTROLLERS
+    if _BLAS_CONTROLLERS is None:
+        from threadpoolctl import ThreadpoolController
+
+        with _LOCK:
+            if _BLAS_CONTROLLERS is None:
+                _BLAS_CONTROLLERS = list(
+                    ThreadpoolController().select(user_api="blas").lib_controllers)
+    counts = [lib.num_threads for lib in _BLAS_CONTROLLERS]
+    return max((int(c) for c in counts if c is not None), default=1)
+
+
 class blas_limit:
-    """Run every loaded BLAS single-threaded while at least one ``with blas_limit(1)`` block is
+    """DEPRECATED, internal: do not use in new code (randfeat no longer changes the BLAS's
+    thread count; :func:`blas_threads` reads it).  Kept only until the last callers are gone;
+    it will be deleted.
+
+    Run every loaded BLAS single-threaded while at least one ``with blas_limit(1)`` block is
     running, in any Python thread.
 
     OpenBLAS threads inside a gemm even when it is called from an OpenMP worker, and its own
@@ -106,8 +140,9 @@ def _blas_setters():
 class OrderedPool:
     """``n_threads`` worker threads whose results come back in submission order.
 
-    Inside its ``with`` block every BLAS runs single-threaded (:class:`blas_limit`), so a
-    product computed by a worker has the same bits whatever ``n_threads`` is.
+    The BLAS keeps the thread count the process gives it (this pool never changes it): a
+    worker's BLAS call has the same bits whatever ``n_threads`` is only if its shape does not
+    depend on ``n_threads``.
     ``map(fn, items)`` yields ``fn(item)`` for every item *in the order of items*, keeping at
     most ``n_threads + 1`` results alive (so a caller summing large per-item results holds a
     bounded number of them).  Combining the results in that fixed order makes a reduction
@@ -120,10 +155,8 @@ class OrderedPool:
     def __init__(self, n_threads):
         self.n_threads = max(1, int(n_threads))
         self._ex = None
-        self._blas = blas_limit(1)
 
     def __enter__(self):
-        self._blas.__enter__()
         if self.n_threads > 1:
             self._ex = ThreadPoolExecutor(self.n_threads, thread_name_prefix="randfeat")
         return self
@@ -132,7 +165,7 @@ class OrderedPool:
         if self._ex is not None:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
-        return self._blas.__exit__(*exc)
+        return False
 
     def map(self, fn, items):
         if self._ex is None:

@@ -63,13 +63,20 @@ summation order: :math:`\|w_{dask} - w\| \le 100\,\varepsilon\,\kappa\,\|w\|` wi
 :math:`\kappa` the condition number of :math:`A + n\alpha I` and :math:`\varepsilon` the float64
 epsilon, and :math:`|b_{dask} - b| \le 100\,\varepsilon\,\kappa\,(|b| + \|\bar z\|\,\|w\|)` for
 the intercept :math:`b = \bar y - \bar z^\top w` (tested for several chunkings, float32 and
-float64).  Blocks whose row counts are
-multiples of ``chunk_size`` (single alpha) read no neighbour rows.  For a fixed chunking the model
-is bit-identical from run to run and whatever the scheduler or number of workers (the reduction
-tree depends on the chunks only, and BLAS runs single-threaded in every task).
+float64 data, with the default ``gram_dtype="float64"``; with ``gram_dtype="float32"`` a block
+that starts or ends inside a chunk forms its part of that chunk's product in single precision
+on its own, so the agreement is that of the float32 products, about ``chunk_size * 6e-8``
+relative per Gram entry).  Blocks whose row counts are multiples of ``chunk_size`` (single
+alpha) read no neighbour rows.  For a fixed chunking the model is bit-identical from run to run
+and whatever the scheduler or number of workers, as long as the tasks' BLAS runs with the same
+number of threads (the reduction tree depends on the chunks only).  randfeat does not change the
+BLAS thread count: ``distributed``'s worker processes run a single-threaded BLAS by default
+(their nannies set ``OPENBLAS_NUM_THREADS=1``, ``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1``);
+elsewhere set it with :func:`threadpoolctl.threadpool_limits`.
 
 The computation runs on the active ``distributed.Client`` when there is one (dask's default),
-else on dask's default scheduler for delayed objects (threads), with BLAS limited to one thread.
+else on dask's default scheduler for delayed objects (threads, each task's BLAS calls with the
+process's BLAS threads).
 
 Bad input
 ---------
@@ -82,6 +89,7 @@ published before every block has been reduced).
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 
@@ -174,23 +182,24 @@ def _tiles(n_rows, T):
         yield t0, min(n_rows, t0 + T)
 
 
-def _transform_piece(est, Xp, lo, hi, T, info):
-    """Features of rows ``lo:hi`` of ``Xp``, whose row 0 is a global multiple of ``T``: every
-    canonical tile is transformed on its own, then the rows are cut out."""
+def _transform_piece(est, piece, lo, hi, T, info):
+    """Features of rows ``lo:hi`` of the piece ``Xp``, whose row 0 is a global multiple of ``T``:
+    every canonical tile is transformed on its own, then the rows are cut out.  ``piece`` is
+    ``(blocks, c0, c1)``: ``Xp`` is rows ``c0:c1`` of the concatenated consecutive blocks."""
     import scipy.sparse as sp
-
-    from randfeat._parallel import blas_limit
 
     who, i, nblocks, a, b = info
     try:
-        Xp = _finite_rows(np.asarray(Xp), lo, hi, a - lo)  # piece row 0 = X row a - lo
+        blocks, c0, c1 = piece
+        Xp = np.concatenate([np.asarray(p) for p in blocks]) if len(blocks) > 1 \
+            else np.asarray(blocks[0])
+        Xp = _finite_rows(Xp[c0:c1], lo, hi, a - lo)  # piece row 0 = X row a - lo
         parts = []
-        with blas_limit(1):
-            for t0, t1 in _tiles(Xp.shape[0], T):
-                if t1 <= lo or t0 >= hi:
-                    continue
-                Z = est.transform(Xp[t0:t1])
-                parts.append(Z[max(lo, t0) - t0:min(hi, t1) - t0])
+        for t0, t1 in _tiles(Xp.shape[0], T):
+            if t1 <= lo or t0 >= hi:
+                continue
+            Z = est.transform(Xp[t0:t1])
+            parts.append(Z[max(lo, t0) - t0:min(hi, t1) - t0])
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
     if len(parts) == 1:
@@ -262,11 +271,14 @@ def transform(est, X):
     est_d = dask.delayed(worker, pure=True, traverse=False)
     T, n = TILE_ROWS, X.shape[0]
     bounds = _block_bounds(X.chunks[0])
+    starts, ends = [a for a, _ in bounds], [b for _, b in bounds]
+    Xb = X.to_delayed().ravel()  # the blocks' own keys (slicing X would add tasks per piece)
     outs = []
     for i, (a, b) in enumerate(bounds):
         A = (a // T) * T
         B = min(n, -(-b // T) * T)
-        piece = X.blocks[i] if (A, B) == (a, b) else X[A:B]
+        j0, j1 = bisect.bisect_right(ends, A), bisect.bisect_left(starts, B)
+        piece = (list(Xb[j0:j1]), A - starts[j0], B - starts[j0])  # whole blocks, then cut
         task = dask.delayed(_transform_piece, pure=True)(
             est_d, piece, a - A, b - A, T, (who, i, len(bounds), a, b))
         outs.append(da.from_delayed(task, shape=(b - a, width), dtype=probe.dtype, meta=meta))
@@ -341,8 +353,9 @@ def _fit_binning_exact(est, X, who):
     frozen = _frozen_random_state(rs)
     proto = clone(est).set_params(random_state=frozen, n_threads=1)
     bounds = _block_bounds(X.chunks[0])
+    Xb = X.to_delayed().ravel()
     tasks = [dask.delayed(_binning_representatives, pure=True)(
-        proto, X.blocks[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
+        proto, Xb[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
     parts = dask.compute(*tasks)
     idx = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
@@ -378,24 +391,28 @@ def tree_reduce(parts, merge=_merge_all, split_every=SPLIT_EVERY):
     return level[0]
 
 
-def _block_stats(model, Xp, Yp, mask, own, path, info):
+def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
     """``(RidgeStatistics, scores)`` of the rows of one block, featurised in the in-memory fit's
     chunks.
 
-    ``Xp`` / ``Yp`` hold the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
+    ``Xp`` / ``Yp`` are the consecutive blocks of ``X`` / ``Y`` whose rows ``cut[0]:cut[1]``
+    are the original rows ``ra:rb`` of ``X`` / ``Y``; ``mask`` (or None: all)
     selects the rows of the fitted subset (training or validation rows), which are the subset's
     rows ``A:B`` with ``A`` a multiple of ``chunk_size``; the block's own rows are ``own = (lo,
     hi)`` of them.  Every chunk ``[t, t + chunk_size)`` of the subset is featurised whole (as the
-    in-memory fit does: same rows, so bit-identical features), and the statistics of its own rows
-    are kept.  Neighbour rows only complete a chunk: their NaN/infinity is not this block's error.
+    in-memory fit does: same rows, so bit-identical features), and its own rows are added to one
+    :class:`~randfeat.linear.RidgeStatistics` in row order (one ``syrk`` and one ``gemm`` per
+    chunk, in place, as the in-memory fit).  Neighbour rows only complete a chunk: their
+    NaN/infinity is not this block's error.
     """
-    from randfeat._parallel import blas_limit
+    from randfeat.linear import RidgeStatistics
 
     who, i, nblocks, a, b, ra = info
     lo, hi = own
     try:
-        Xp = np.asarray(Xp)
-        Yp = np.asarray(Yp)
+        Xp = np.concatenate([np.asarray(p) for p in Xp]) if len(Xp) > 1 else np.asarray(Xp[0])
+        Yp = np.concatenate([np.asarray(p) for p in Yp]) if len(Yp) > 1 else np.asarray(Yp[0])
+        Xp, Yp = Xp[cut[0]:cut[1]], Yp[cut[0]:cut[1]]
         rows = np.arange(ra, ra + Xp.shape[0]) if mask is None else ra + np.flatnonzero(mask)
         if mask is not None:
             Xp, Yp = Xp[mask], Yp[mask]
@@ -405,35 +422,26 @@ def _block_stats(model, Xp, Yp, mask, own, path, info):
             raise ValueError(f"y contains NaN or infinity (first in row "
                              f"{rows[lo + np.flatnonzero(bad_y)[0]]} of y)")
         Xp = _finite_rows(Xp, lo, hi, 0, rows)
-        parts = []
+        st = RidgeStatistics(model.gram_dtype)
+        scores = None
+        if path is not None:
+            Wf, pb = path
+            L, K = pb.shape
+            scores = np.zeros(L)
         cs = int(model.chunk_size)
-        with blas_limit(1):
-            for t0 in range(0, Xp.shape[0], cs):
-                t1 = min(Xp.shape[0], t0 + cs)
-                k0, k1 = max(lo, t0), min(hi, t1)
-                if k0 >= k1:
-                    continue
-                parts.append(_chunk_stats(
-                    model, model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yp[k0:k1], path))
-        out = _merge_all(*parts)  # in chunk order, as the in-memory fit
+        for t0 in range(0, Xp.shape[0], cs):
+            t1 = min(Xp.shape[0], t0 + cs)
+            k0, k1 = max(lo, t0), min(hi, t1)
+            if k0 >= k1:
+                continue
+            Yc = Yp[k0:k1]
+            Z = st._update(model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yc)
+            if path is not None:
+                P = np.asarray(Z @ Wf).reshape(-1, L, K) + pb[None]
+                scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+        st._release()
     except Exception as exc:
         raise _block_error(exc, who, i, nblocks, a, b) from exc
-    return out
-
-
-def _chunk_stats(model, Z, Yc, path):
-    """``model._chunk_stats`` for features ``Z`` already computed: ``(RidgeStatistics, the
-    summed validation score of every alpha of path, or None)``."""
-    from randfeat.linear import RidgeStatistics
-
-    st = RidgeStatistics(model.gram_dtype)
-    Z = st._update(Z, Yc)
-    scores = None
-    if path is not None:
-        Wf, b = path
-        L, K = b.shape
-        P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-        scores = np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
     return st, scores
 
 
@@ -458,7 +466,6 @@ def _reduce(model, feats, X, Y, mask, path, who):
     ``Y``, computed on the workers; each block featurises the chunks of the in-memory fit that
     hold its rows."""
     dask, _ = _import_dask()
-    from randfeat._parallel import blas_limit
 
     bounds = _block_bounds(X.chunks[0])
     model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
@@ -472,6 +479,9 @@ def _reduce(model, feats, X, Y, mask, path, who):
         idx = np.flatnonzero(mask)  # original row of every selected row
         n_sel = idx.size
         cum = np.concatenate([[0], np.cumsum([np.count_nonzero(mask[a:b]) for a, b in bounds])])
+    starts = [a for a, _ in bounds]
+    ends = [b for _, b in bounds]
+    Xb, Yb = X.to_delayed().ravel(), Y.to_delayed().ravel()  # the blocks' own keys: no new tasks
     parts = []
     for i, (a, b) in enumerate(bounds):
         lo, hi = (a, b) if mask is None else (int(cum[i]), int(cum[i + 1]))  # subset rows
@@ -479,15 +489,15 @@ def _reduce(model, feats, X, Y, mask, path, who):
             continue
         A, B = (lo // cs) * cs, min(n_sel, -(-hi // cs) * cs)  # whole chunks of the subset
         ra, rb = (A, B) if idx is None else (int(idx[A]), int(idx[B - 1]) + 1)
-        if (ra, rb) == (a, b):
-            Xp, Yp = X.blocks[i], Y.blocks[i]
-        else:
-            Xp, Yp = X[ra:rb], Y[ra:rb]
+        # the blocks holding rows ra:rb, passed whole (slicing the dask array, X[ra:rb], instead
+        # adds getitem and finalize tasks per block and piece: ~50x more tasks with small blocks)
+        j0, j1 = bisect.bisect_right(ends, ra), bisect.bisect_left(starts, rb)
+        Xp, Yp = list(Xb[j0:j1]), list(Yb[j0:j1])
+        cut = (ra - starts[j0], rb - starts[j0])
         m = None if mask is None else mask[ra:rb]
         parts.append(dask.delayed(_block_stats, pure=True)(
-            model_d, Xp, Yp, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
-    with blas_limit(1):  # local threaded scheduler: single-threaded BLAS in every task
-        (res,) = dask.compute(tree_reduce(parts))
+            model_d, Xp, Yp, cut, m, (lo - A, hi - A), path_d, (who, i, len(bounds), a, b, ra)))
+    (res,) = dask.compute(tree_reduce(parts))
     return res
 
 
@@ -627,8 +637,9 @@ def _scores(model, X):
     K = np.reshape(model.coef_, (-1, model.n_features_out_)).shape[0]
     bounds = _block_bounds(X.chunks[0])
     m_d = dask.delayed(worker, pure=True, traverse=False)
+    Xb = X.to_delayed().ravel()
     outs = [da.from_delayed(dask.delayed(_block_decision, pure=True)(
-        m_d, X.blocks[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
+        m_d, Xb[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
         for i, (a, b) in enumerate(bounds)]
     return da.concatenate(outs, axis=0) if len(outs) > 1 else outs[0]
 

@@ -33,8 +33,8 @@ from randfeat.kernels._registry import _canonical
 __all__ = ["Fastfood"]
 
 # the fused kernel's specialisations, picked once (saves the fused-type dispatch per call)
-_KERNEL = {np.dtype(np.float32): _fastfood.fastfood_transform["float"],
-           np.dtype(np.float64): _fastfood.fastfood_transform["double"]}
+# the compiled entry point of each output (randfeat/_lib/_fastfood.pyx)
+_OUTPUTS = ("paired", "phase", "projections")
 
 
 class Fastfood(RandomFeaturesBase):
@@ -341,7 +341,7 @@ class Fastfood(RandomFeaturesBase):
         """
         st = self._fitted_state()
         E = np.eye(st["n_features_in_"], dtype=st["G_"].dtype)
-        return np.ascontiguousarray(self._compute(E, 2).T)
+        return np.ascontiguousarray(self._compute(E, "projections").T)
 
     # ------------------------------------------------------------ transform
     def _params(self, dtype):
@@ -396,37 +396,44 @@ class Fastfood(RandomFeaturesBase):
             off = np.ascontiguousarray(off, dtype=dtype)
         return G, S, off
 
-    def _compute(self, X, mode):
-        """mode 0: paired features, 1: phase features, 2: the projections V x (n, n_freq_).
-
-        Mode 0 gives the 2 n_freq_ columns sqrt(2/D) [cos(Vx), sin(Vx)] (D = n_components; for
-        an odd D, ``transform`` folds the last pair into the phase-shifted feature)."""
+    def _compute(self, X, output):
+        """``output`` "paired": the 2 n_freq_ columns sqrt(2/D) [cos(Vx), sin(Vx)]
+        (D = n_components; for an odd D, ``transform`` folds the last pair into the
+        phase-shifted feature); "phase": sqrt(2/n_freq_) cos(Vx + b); "projections": V x,
+        shape (n, n_freq_)."""
+        if output not in _OUTPUTS:
+            raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")
         X = self._validate_X(X, reset=False)
         dtype = X.dtype
         G, S, off = self._params(dtype)
         n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
-        width = 2 * n_freq if mode == 0 else n_freq
-        out = np.empty((n, width), dtype=dtype)
-        mult = math.sqrt(2.0 / self._n_features_out) if mode == 0 else math.sqrt(2.0 / n_freq)
-        if mode != 1:
-            off = None
-        if off is None:
-            off = np.empty(0, dtype=dtype)
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch (None)
-        n_bad = _KERNEL[dtype](
-            X, self.B_packed_, self.P_, G, S, off, out, None, d.bit_length() - 1,
-            1.0 / (self.sigma_ * math.sqrt(d)), mult, n_freq, mode, self._n_threads())
+        log_d = d.bit_length() - 1
+        scale = 1.0 / (self.sigma_ * math.sqrt(d))
+        nt = self._n_threads()
+        params = (X, self.B_packed_, self.P_, G, S)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        if output == "paired":
+            out = np.empty((n, 2 * n_freq), dtype=dtype)
+            n_bad = _fastfood.transform_paired(*params, out, log_d, scale,
+                                               math.sqrt(2.0 / self._n_features_out), nt)
+        elif output == "phase":
+            out = np.empty((n, n_freq), dtype=dtype)
+            n_bad = _fastfood.transform_phase(*params, off, out, log_d, scale,
+                                              math.sqrt(2.0 / n_freq), nt)
+        else:
+            out = np.empty((n, n_freq), dtype=dtype)
+            n_bad = _fastfood.project(*params, out, log_d, scale, nt)
         self._check_projections(n_bad, X)
         return out
 
-    def _blocks(self, X, mode):
+    def _blocks(self, X, output):
         """``_compute`` on X; scipy.sparse X is densified one block of rows at a time."""
         if not sp.issparse(X):
-            return self._compute(X, mode)
+            return self._compute(X, output)
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse).tocsr()
         n, d_in = X.shape
         rows = max(1, min(n, _SPARSE_BLOCK_ELEMENTS // max(1, d_in)))
-        parts = [self._compute(X[s:s + rows].toarray(), mode) for s in range(0, n, rows)]
+        parts = [self._compute(X[s:s + rows].toarray(), output) for s in range(0, n, rows)]
         return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     def transform(self, X):
@@ -450,7 +457,7 @@ class Fastfood(RandomFeaturesBase):
             return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
-        out = self._blocks(X, 0 if paired else 1)
+        out = self._blocks(X, "paired" if paired else "phase")
         D = st["_n_features_out"]
         if paired and D % 2:
             out = _odd_paired(out, st["n_freq_"], st["offsets_"])
@@ -458,7 +465,7 @@ class Fastfood(RandomFeaturesBase):
 
     def _project(self, X):
         """The projections V x, shape (n_samples, n_freq_) (rows of V beyond n_freq_ dropped)."""
-        return self._blocks(X, 2)
+        return self._blocks(X, "projections")
 
 
 #: id -> weak reference of the read-only permutation arrays whose bounds were checked (a

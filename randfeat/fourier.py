@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
-from randfeat._parallel import blas_limit as _blas_limit
+from randfeat._parallel import blas_threads
 from randfeat._sampling import SAMPLINGS, sample_frequencies
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
 from randfeat.kernels import ShiftInvariantKernel
@@ -24,6 +24,10 @@ __all__ = ["RandomFourierFeatures"]
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
 _MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
+# Gemm blocks of one transform when the BLAS has threads of its own: the calls are made one
+# after another from the calling thread, so the cut follows the shapes only (and the cap on a
+# block's work, for Ctrl-C); fewer blocks re-pack the unsplit operand fewer times.
+_BLAS_THREADED_BLOCKS = 1
 
 # Probes of the BLAS (n, m, d, row cut, column cut): edge tiles in both dimensions, several
 # K panels (d > 512), the small-matrix path and the large one, and a product whose blocks fall
@@ -34,19 +38,20 @@ _CUT_INVARIANT = {}
 
 
 def _cut_invariant(dtype):
-    """Whether this process's BLAS gemm gives bit-identical products however they are cut
-    (:func:`randfeat._lib._fourier.gemm_cut_invariant` on every probe; checked once per dtype,
-    a few milliseconds).  Then the number of gemm blocks may follow ``n_threads`` without
-    changing the output: no block is cut that no thread will run in parallel."""
+    """Whether this process's single-threaded BLAS gemm gives bit-identical products however
+    they are cut (:func:`randfeat._lib._fourier.gemm_cut_invariant` on every probe; checked
+    once per dtype, a few milliseconds).  Then the number of gemm blocks of the fused path may
+    follow ``n_threads`` without changing the output: no block is cut that no thread will run
+    in parallel.  Called only while the BLAS is single-threaded (the fused path), so the probe
+    measures the gemm that path runs; it never changes the BLAS's thread count."""
     key = np.dtype(dtype).char
     if key not in _CUT_INVARIANT:
         rng = np.random.default_rng(20071203)
         ok = True
-        with _blas_limit(1):
-            for n, m, d, row_cut, col_cut in _CUT_PROBES:
-                X = rng.standard_normal((n, d)).astype(dtype)
-                W = rng.standard_normal((m, d)).astype(dtype)
-                ok = ok and _fourier.gemm_cut_invariant(X, W, row_cut, col_cut)
+        for n, m, d, row_cut, col_cut in _CUT_PROBES:
+            X = rng.standard_normal((n, d)).astype(dtype)
+            W = rng.standard_normal((m, d)).astype(dtype)
+            ok = ok and _fourier.gemm_cut_invariant(X, W, row_cut, col_cut)
         _CUT_INVARIANT[key] = bool(ok)
     return _CUT_INVARIANT[key]
 
@@ -137,9 +142,11 @@ default "iid"
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
     n_threads : int or None, default None
-        OpenMP threads over blocks of rows; each block is projected by a single-threaded BLAS
-        call and goes through the cos/sin in the same thread.  None: all available CPUs; -1
-        likewise, -2 all but one.  The output is bit-identical for any value.
+        Threads of randfeat's compiled kernels (OpenMP).  None: all available CPUs; -1
+        likewise, -2 all but one.  The BLAS's threads are not randfeat's: they stay what the
+        process gives them (set them with ``threadpoolctl.threadpool_limits`` or
+        ``OPENBLAS_NUM_THREADS``, as in scikit-learn); randfeat never changes them.  For a
+        given BLAS configuration the output is bit-identical for any ``n_threads``.
 
     Attributes
     ----------
@@ -173,22 +180,30 @@ default "iid"
     -----
     Cost per sample: one BLAS matrix product with :math:`W^\top` (:math:`O(d\,m)`, :math:`m`
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
-    in-place cos/sin pass in compiled code (no temporaries).  The larger of the two dimensions
-    (samples or frequencies) is cut into at most ``min(8, os.cpu_count())`` blocks of at least
-    512 (one block for small jobs), processed in one parallel region, each by a single-threaded
-    BLAS call followed by the cos/sin while the block is in cache.  The output is bit-identical
-    for any number of threads: either the blocks depend on the array shapes and the machine's
-    CPU count only, never on ``n_threads``, ``OMP_NUM_THREADS`` or the affinity mask, or, when
-    the BLAS's gemm is found (once per process and dtype, on probe products) to give the same
-    bits however a product is cut, there are only as many blocks as threads (true of
-    OpenBLAS's single-precision kernels on x86-64: float32 on one thread then runs one gemm,
-    as fast as NumPy's; each extra block costs 2–5 % on one thread).  On another machine the
-    output may differ by an ulp: BLAS picks its kernels by CPU and shape.  float32 input is computed
-    in float32 (the projection), the trigonometric functions internally in double precision for
-    large arguments; like every float32 RFF, very large :math:`|\omega^\top x|` lose accuracy
-    (centre and scale the data).  Uniform convergence: Rahimi & Recht's Claim 1 needs
-    :math:`\sigma_p^2 = \mathbb E\|\omega\|^2` finite (``kernel_.sigma_p2(d)``), which is not the
-    case for the Laplacian and Matérn-1/2 kernels.
+    in-place cos/sin pass in compiled code (no temporaries).
+
+    **Threads.**  How the product is run depends on the BLAS's thread count, which randfeat
+    reads (threadpoolctl) and never changes.  When every loaded BLAS is single-threaded (e.g.
+    inside ``threadpool_limits(1)``, or with ``OPENBLAS_NUM_THREADS=1``) the larger of the two
+    dimensions (samples or frequencies) is cut into at most ``min(8, os.cpu_count())`` blocks of
+    at least 512 (one block for small jobs), processed in one parallel region of ``n_threads``
+    threads, each block by a BLAS call followed by the cos/sin while the block is in cache.
+    Otherwise the product is one BLAS call (more for very large jobs, so that Ctrl-C is
+    noticed between them) from the calling thread with the BLAS's own threads, and
+    ``n_threads`` threads run the cos/sin pass.  The output is bit-identical for any
+    ``n_threads``: the blocks depend on the array shapes and the machine's CPU count only, or,
+    in the single-threaded case, when the BLAS's gemm is found at run time (once per process
+    and dtype, on probe products) to give the same bits however a product is cut, there are
+    only as many blocks as threads.  A different BLAS thread count, BLAS or CPU may change the
+    output by an ulp (BLAS picks its kernels and its split of the work by thread count, CPU
+    and shape).  Several Python threads may transform at once; each gets the bits it would get
+    alone.  Timings are in ``benchmarks/README.md``.
+
+    float32 input is computed in float32 (the projection), the trigonometric functions
+    internally in double precision for large arguments; like every float32 RFF, very large
+    :math:`|\omega^\top x|` lose accuracy (centre and scale the data).  Uniform convergence:
+    Rahimi & Recht's Claim 1 needs :math:`\sigma_p^2 = \mathbb E\|\omega\|^2` finite
+    (``kernel_.sigma_p2(d)``), which is not the case for the Laplacian and Matérn-1/2 kernels.
 
     **Sparse input** (scipy.sparse CSR/CSC, or any format convertible to CSR): the projection
     is scipy's sparse × dense product (single-threaded, over the non-zeros only), followed by
@@ -256,7 +271,7 @@ default "iid"
         n_freq = D // 2 if paired else D
         rng = self._rng()
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling)
+        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
@@ -354,17 +369,21 @@ default "iid"
             out, n_bad = self._sparse_features(X.tocsr(), W, b if not paired else None, scale,
                                                nt)
         else:
-            # One parallel region: blocks of rows are projected by single-threaded BLAS calls
-            # and go through the fused cos/sin in the same thread (see
-            # randfeat/_lib/_fourier.pyx).
-            blocks = _max_blocks(n, m, X.shape[1], dt, nt)
-            with _blas_limit(1):
-                if paired:
-                    out = np.empty((n, 2 * m), dtype=dt)
-                    n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks)
-                else:
-                    out = np.empty((n, m), dtype=dt)
-                    n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks)
+            # The BLAS's thread count is the user's: read, never changed.  Single-threaded BLAS:
+            # one parallel region, blocks projected by BLAS calls in randfeat's threads and
+            # put through the cos/sin in the same thread (fused).  Otherwise: one BLAS call per
+            # block from this thread, with the BLAS's threads, then randfeat's threads on the
+            # cos/sin (see randfeat/_lib/_fourier.pyx).
+            fused = blas_threads() == 1
+            blocks = _max_blocks(n, m, X.shape[1], dt, nt) if fused else _BLAS_THREADED_BLOCKS
+            if paired:
+                out = np.empty((n, 2 * m), dtype=dt)
+                n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks,
+                                                  blas_single_threaded=fused)
+            else:
+                out = np.empty((n, m), dtype=dt)
+                n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks,
+                                                 blas_single_threaded=fused)
         self._check_projections(n_bad, X)
         if odd:
             out = _odd_paired(out, m, b)

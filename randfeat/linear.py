@@ -24,7 +24,9 @@ Two solvers, chosen from the type of the features:
   feature transformer is applied to ``chunk_size`` rows at a time and only the sufficient
   statistics :math:`Z^\\top Z`, :math:`Z^\\top Y`, :math:`Z^\\top 1`, :math:`1^\\top Y` are kept
   (memory :math:`O(D^2 + DK)`, never :math:`N \\times D`); each chunk's :math:`Z^\\top Z` is
-  one BLAS ``syrk`` (float64 by default, float32 per chunk with ``gram_dtype="float32"``).
+  one BLAS ``syrk`` on the lower triangle, made from the calling thread with the process's BLAS
+  threads (float64 into the Gram itself by default; with ``gram_dtype="float32"`` a
+  single-precision product of the chunk added to the float64 Gram).
   These statistics are a public object, :class:`RidgeStatistics` (``partial_fit``, ``merge``,
   ``solve``, ``solve_path``): statistics of blocks of rows computed anywhere (threads,
   processes, a cluster) merge into those of all the rows.
@@ -32,7 +34,7 @@ Two solvers, chosen from the type of the features:
   is :math:`w = (A + \\lambda I)^{-1} c` (:math:`\\lambda = \\alpha`, or :math:`\\alpha\\sum_i s_i`
   with ``alpha_scale="mean"``), :math:`b = \\bar y - \\bar z^\\top w`.  A grid of
   :math:`\\alpha` is solved from one accumulation by one Cholesky factorisation per
-  :math:`\\alpha` (:func:`scipy.linalg.cho_factor` / :func:`scipy.linalg.cho_solve`), falling back
+  :math:`\\alpha` (LAPACK ``potrf`` / ``potrs`` on the lower triangle), falling back
   to the eigendecomposition :math:`A = Q \\Lambda Q^\\top`
   (:math:`w_\\alpha = Q (\\Lambda + n\\alpha)^{-1} Q^\\top c`) when a factorisation fails.
 * **sparse features** (random binning, CSR with a hashed, possibly huge width): the centred
@@ -60,6 +62,8 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.blas as _blas
+import scipy.linalg.lapack as _lapack
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
@@ -71,7 +75,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
-from randfeat._parallel import OrderedPool, blas_limit
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -184,8 +187,8 @@ class RidgeStatistics:
 
     See Also
     --------
-    RandomFeatureRidge : fits with these statistics (chunks of rows spread over threads, merged in
-        chunk order).
+    RandomFeatureRidge : fits with these statistics (one :meth:`partial_fit` per chunk of rows,
+        in row order).
 
     Notes
     -----
@@ -211,7 +214,7 @@ class RidgeStatistics:
     True
     """
 
-    _FIELDS = ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_")
+    _FIELDS = ("_gram", "zty_", "z_sum_", "y_sum_", "y_sq_sum_")
 
     def __init__(self, gram_dtype="float64"):
         if gram_dtype not in ("float64", "float32"):
@@ -222,17 +225,40 @@ class RidgeStatistics:
         self.weight_sum_ = 0.0
         for f in self._FIELDS:
             setattr(self, f, None)
+        self._gram_full = None  # cache of the symmetric gram_ (dropped on every update)
+        self._buf32 = None      # float32 workspace of one chunk's product (gram_dtype="float32")
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_gram_full"] = None  # caches are not sent (the statistics travel between workers)
+        state["_buf32"] = None
+        return state
 
     # ------------------------------------------------------------------ shape
     @property
     def n_features(self):
         """Width D of the rows (None before the first rows)."""
-        return None if self.gram_ is None else self.gram_.shape[0]
+        return None if self._gram is None else self._gram.shape[0]
 
     @property
     def n_targets(self):
         """Number K of target columns (None before the first rows)."""
         return None if self.zty_ is None else self.zty_.shape[1]
+
+    @property
+    def gram_(self):
+        """:math:`G = \\sum_i s_i z_i z_i^\\top`, symmetric, float64, read-only (None before the
+        first rows).  Stored as its lower triangle (BLAS ``syrk`` updates one triangle); this
+        view is formed on first access after an update."""
+        if self._gram is None:
+            return None
+        if self._gram_full is None:
+            G = self._gram
+            S = G + G.T
+            np.fill_diagonal(S, np.diagonal(G))
+            S.flags.writeable = False
+            self._gram_full = S
+        return self._gram_full
 
     def __repr__(self):
         return (f"RidgeStatistics(n_samples_={self.n_samples_}, n_features={self.n_features}, "
@@ -244,6 +270,9 @@ class RidgeStatistics:
         and optional ``sample_weight`` ((n,), finite, >= 0) to the statistics; returns self.
 
         Every call must give the same D and K.  Zero rows are allowed (nothing is added).
+        Successive calls accumulate in place (dense ``Z``: one BLAS ``syrk`` per call into the
+        float64 Gram, or, with ``gram_dtype="float32"``, a single-precision ``syrk`` of the
+        call's rows added to it).
         """
         who = "RidgeStatistics.partial_fit"
         if sp.issparse(Z):
@@ -273,54 +302,79 @@ class RidgeStatistics:
         return self
 
     def _check_shape(self, D, K, who):
-        if self.gram_ is not None and (D, K) != (self.n_features, self.n_targets):
+        if self._gram is not None and (D, K) != (self.n_features, self.n_targets):
             raise ValueError(f"{who}: these statistics have D={self.n_features} features and "
                              f"K={self.n_targets} targets, got D={D}, K={K}; statistics of "
                              f"different feature maps or targets cannot be combined")
 
     def _update(self, Z, Y, w=None):
-        """Add one chunk without validation (``Y`` 2-D float64, ``w`` None or float64 (n,)).
-        Returns ``Z`` as float64 (dense ndarray or CSR), for callers that reuse it."""
-        G, Z = self._gram(Z, w)
-        if w is None:
-            C = np.asarray(Z.T @ Y)
-            sz = np.asarray(Z.sum(axis=0)).ravel()
-            sy = Y.sum(axis=0)
-            yy = (Y * Y).sum(axis=0)
-            sw = float(Y.shape[0])
-        else:
-            wY = w[:, None] * Y
-            C = np.asarray(Z.T @ wY)
-            sz = np.asarray(Z.T @ w).ravel()
-            sy = wY.sum(axis=0)
-            yy = (wY * Y).sum(axis=0)
-            sw = float(w.sum())
-        part = (G, C, sz, sy, yy)
-        if self.gram_ is None:
-            for f, v in zip(self._FIELDS, part, strict=True):
-                setattr(self, f, v)
-        else:
-            for f, v in zip(self._FIELDS, part, strict=True):
-                getattr(self, f).__iadd__(v)
-        self.n_samples_ += int(Z.shape[0])
-        self.weight_sum_ += sw
-        return Z
+        """Add one chunk in place, without validation (``Y`` 2-D float64, ``w`` None or float64
+        (n,)).  Returns ``Z`` as float64 (dense ndarray or CSR), for callers that reuse it.
 
-    def _gram(self, Z, w):
-        """``(Σ w_i z_i z_iᵀ, Z as float64)``: BLAS ``syrk`` on dense Z (NumPy detects ``Z.T @ Z``;
-        exactly symmetric), in single precision with ``gram_dtype="float32"``."""
+        Dense ``Z``: ``G += Zᵀ S Z`` by one BLAS ``syrk`` on the lower triangle (float64, into
+        ``G`` itself; or float32 into a workspace then added to ``G``), ``[C, σ_z] +=
+        Zᵀ S [Y, 1]`` by one float64 ``gemm``.  The shapes of these calls depend on the chunk
+        only, so the sums are the same bits whatever calls them."""
+        n, D = Z.shape
+        K = Y.shape[1]
+        if self._gram is None:
+            self._gram = np.zeros((D, D), order="F")
+            self.zty_ = np.zeros((D, K))
+            self.z_sum_ = np.zeros(D)
+            self.y_sum_ = np.zeros(K)
+            self.y_sq_sum_ = np.zeros(K)
+        self._gram_full = None
         if sp.issparse(Z):
             Z = Z.tocsr().astype(np.float64, copy=False)
             Zw = Z if w is None else Z.multiply(w[:, None]).tocsr()
-            return np.asarray((Z.T @ Zw).toarray()), Z
-        Z = np.asarray(Z, dtype=np.float64)
-        if self.gram_dtype == "float32":
-            Zs = np.asarray(Z, dtype=np.float32)
-            if w is not None:
-                Zs = Zs * np.sqrt(w).astype(np.float32)[:, None]
-            return (Zs.T @ Zs).astype(np.float64), Z
-        Zs = Z if w is None else Z * np.sqrt(w)[:, None]
-        return Zs.T @ Zs, Z
+            self._gram += np.tril((Z.T @ Zw).toarray())
+            self.zty_ += np.asarray(Zw.T @ Y)
+            self.z_sum_ += np.asarray(Zw.sum(axis=0)).ravel()
+        elif n:
+            Z64 = np.ascontiguousarray(Z, dtype=np.float64)
+            rw = None if w is None else np.sqrt(w)
+            if self.gram_dtype == "float32":
+                Zs = np.ascontiguousarray(Z, dtype=np.float32)
+                if rw is not None:
+                    Zs = Zs * rw.astype(np.float32)[:, None]
+                if self._buf32 is None or self._buf32.shape[0] != D:
+                    self._buf32 = np.zeros((D, D), dtype=np.float32, order="F")
+                _blas.ssyrk(1.0, Zs.T, beta=0.0, c=self._buf32, trans=0, lower=1,
+                            overwrite_c=1)
+                self._gram += self._buf32  # strict upper triangle of the workspace stays 0
+            else:
+                Zs = Z64 if rw is None else Z64 * rw[:, None]
+                out = _blas.dsyrk(1.0, Zs.T, beta=1.0, c=self._gram, trans=0, lower=1,
+                                  overwrite_c=1)
+                if out is not self._gram:  # pragma: no cover - f2py always writes in place here
+                    self._gram = out
+            Yw = np.empty((n, K + 1))
+            if w is None:
+                Yw[:, :K] = Y
+                Yw[:, K] = 1.0
+            else:
+                np.multiply(Y, w[:, None], out=Yw[:, :K])
+                Yw[:, K] = w
+            CS = Z64.T @ Yw
+            self.zty_ += CS[:, :K]
+            self.z_sum_ += CS[:, K]
+            Z = Z64
+        if w is None:
+            self.y_sum_ += Y.sum(axis=0)
+            self.y_sq_sum_ += (Y * Y).sum(axis=0)
+            sw = float(n)
+        else:
+            wY = w[:, None] * Y
+            self.y_sum_ += wY.sum(axis=0)
+            self.y_sq_sum_ += (wY * Y).sum(axis=0)
+            sw = float(w.sum())
+        self.n_samples_ += int(n)
+        self.weight_sum_ += sw
+        return Z
+
+    def _release(self):
+        """Free the float32 workspace (after the last chunk)."""
+        self._buf32 = None
 
     # ------------------------------------------------------------------ combine
     def copy(self):
@@ -329,19 +383,20 @@ class RidgeStatistics:
         out.n_samples_, out.weight_sum_ = self.n_samples_, self.weight_sum_
         for f in self._FIELDS:
             v = getattr(self, f)
-            setattr(out, f, None if v is None else v.copy())
+            setattr(out, f, None if v is None else v.copy(order="K"))
         return out
 
     def __iadd__(self, other):
         if not isinstance(other, RidgeStatistics):
             return NotImplemented
-        if other.gram_ is None:
+        if other._gram is None:
             self.n_samples_ += other.n_samples_
             return self
         self._check_shape(other.n_features, other.n_targets, "RidgeStatistics.merge")
-        if self.gram_ is None:
+        self._gram_full = None
+        if self._gram is None:
             for f in self._FIELDS:
-                setattr(self, f, getattr(other, f).copy())
+                setattr(self, f, getattr(other, f).copy(order="K"))
         else:
             for f in self._FIELDS:
                 getattr(self, f).__iadd__(getattr(other, f))
@@ -363,16 +418,6 @@ class RidgeStatistics:
     __add__ = merge
 
     # ------------------------------------------------------------------ solve
-    def _centred(self, fit_intercept, who):
-        if self.gram_ is None or self.weight_sum_ <= 0:
-            raise ValueError(f"{who}: no samples (or only zero weights) were added; call "
-                             f"partial_fit first")
-        mz, my = self._means(fit_intercept)
-        if not fit_intercept:
-            return self.gram_, self.zty_, mz, my
-        n = self.weight_sum_
-        return self.gram_ - n * np.outer(mz, mz), self.zty_ - n * np.outer(mz, my), mz, my
-
     def _means(self, fit_intercept):
         """Weighted means of z and y (zeros without an intercept)."""
         if not fit_intercept:
@@ -387,32 +432,49 @@ class RidgeStatistics:
                              f"sequence), got {alphas!r}")
         return a
 
-    def _path(self, alphas, fit_intercept=True, method="cholesky", pool=None,
-              who="RidgeStatistics.solve_path"):
-        """W of shape (L, D, K) and b (L, K) for the (already checked) ``alphas``."""
-        A, c, mz, my = self._centred(fit_intercept, who)
-        A = 0.5 * (A + A.T)
-        sols = [None] * len(alphas)
-        if method == "cholesky":
-            def cholesky(a):
-                M = A.copy().T  # = A (symmetric), in LAPACK's layout: factorised in place
-                M[np.diag_indices_from(M)] += a
-                try:
-                    cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True,
-                                                 check_finite=False)
-                    return scipy.linalg.cho_solve(cf, c, check_finite=False)
-                except np.linalg.LinAlgError:
-                    return None
+    def _path(self, alphas, fit_intercept=True, method="cholesky",
+              who="RidgeStatistics.solve_path", overwrite=False):
+        """W of shape (L, D, K), b (L, K) and the method used per alpha, for the (already
+        checked) ``alphas``.
 
-            sols = list((pool or OrderedPool(1)).map(cholesky, alphas))
+        Works on the lower triangle only: :math:`A = G - S\\bar z\\bar z^\\top` by one rank-1
+        update (``syr``), then per alpha a copy of A factorised in place (``potrf``) and solved
+        (``potrs``); the eigendecomposition (``syevr`` via :func:`scipy.linalg.eigh`, lower
+        triangle) serves the alphas whose factorisation fails, or all with ``method="eigh"``.
+        Peak memory: A and one factor (two D x D float64), plus G unless ``overwrite`` (then G
+        becomes A and these statistics must not be used again)."""
+        if self._gram is None or self.weight_sum_ <= 0:
+            raise ValueError(f"{who}: no samples (or only zero weights) were added; call "
+                             f"partial_fit first")
+        mz, my = self._means(fit_intercept)
+        A = self._gram if overwrite else self._gram.copy(order="F")
+        if overwrite:
+            self._gram_full = None
+            self._gram = None  # consumed
+        c = self.zty_.copy()
+        if fit_intercept:
+            n = self.weight_sum_
+            A = _blas.dsyr(-n, mz, lower=1, a=A, overwrite_a=1)
+            c -= n * np.outer(mz, my)
+        L, D = len(alphas), A.shape[0]
+        W = np.empty((L, D, c.shape[1]))
+        used = ["eigh"] * L
+        if method == "cholesky":
+            for j, a in enumerate(alphas):
+                M = A.copy(order="F")
+                M.flat[::D + 1] += a
+                M, info = _lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
+                if info == 0:
+                    W[j], info = _lapack.dpotrs(M, c, lower=1)
+                    used[j] = "cholesky" if info == 0 else "eigh"
+                del M
         eig = None
-        W = np.empty((len(alphas), A.shape[0], c.shape[1]))
         for j, a in enumerate(alphas):
-            if sols[j] is not None:
-                W[j] = sols[j]
+            if used[j] == "cholesky":
                 continue
             if eig is None:
-                ev, Q = scipy.linalg.eigh(A, check_finite=False)
+                ev, Q = scipy.linalg.eigh(A, lower=True, check_finite=False, overwrite_a=True)
+                A = None
                 eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
             ev, Q, Qc = eig
             if a > 0:
@@ -422,9 +484,9 @@ class RidgeStatistics:
                 inv = np.divide(1.0, ev, out=np.zeros_like(ev), where=ev > cut)
                 W[j] = Q @ (Qc * inv[:, None])
         b = my[None, :] - np.einsum("d,ldk->lk", mz, W)
-        return W, b, ["cholesky" if sol is not None else "eigh" for sol in sols]
+        return W, b, used
 
-    def solve_path(self, alphas, *, fit_intercept=True, method="cholesky", n_threads=1):
+    def solve_path(self, alphas, *, fit_intercept=True, method="cholesky"):
         r"""Ridge solutions for every penalty in ``alphas``.
 
         Parameters
@@ -440,21 +502,22 @@ class RidgeStatistics:
             alpha = 0 that is the minimum-norm least-squares solution); "eigh":
             one eigendecomposition of A for the whole path (eigenvalues clipped at 0; cheaper
             than Cholesky from about 15 alphas on).
-        n_threads : int, default=1
-            Threads over which the alphas are spread (single-threaded BLAS each: the result is
-            bit-identical for every value).
 
         Returns
         -------
         coef : ndarray of shape (n_alphas, K, D)
         intercept : ndarray of shape (n_alphas, K)
+
+        Notes
+        -----
+        The LAPACK calls run in the calling thread with the process's BLAS threads (set them
+        with :func:`threadpoolctl.threadpool_limits`); randfeat does not change them.
         """
         who = "RidgeStatistics.solve_path"
         a = self._check_alphas(alphas, who)
         if method not in ("cholesky", "eigh"):
             raise ValueError(f"{who}: method must be 'cholesky' or 'eigh', got {method!r}")
-        with OrderedPool(check_n_threads(n_threads)) as pool:
-            W, b, _ = self._path(a, fit_intercept, method, pool, who)
+        W, b, _ = self._path(a, fit_intercept, method, who)
         return W.transpose(0, 2, 1).copy(), b
 
     def solve(self, alpha, *, fit_intercept=True):
@@ -476,7 +539,7 @@ class RidgeStatistics:
     def rss(self, coef, intercept):
         r"""Weighted residual sum of squares :math:`\sum_i s_i\lVert y_i - Wz_i - b\rVert^2` of
         the rows added, per target (shape (K,)), from the statistics alone."""
-        if self.gram_ is None:
+        if self._gram is None:
             raise ValueError("RidgeStatistics.rss: no samples were added")
         W = np.asarray(coef, dtype=np.float64).reshape(self.n_targets, self.n_features)
         b = np.asarray(intercept, dtype=np.float64).reshape(self.n_targets)
@@ -558,82 +621,72 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             return Z.tocsr().astype(np.float64, copy=False)
         return np.asarray(Z, dtype=np.float64)
 
-    def _worker_features(self):
-        """The fitted feature map as used by the worker threads of :class:`OrderedPool`.
-
-        A randfeat map is shallow-copied with ``n_threads=1`` (its output does not depend on
-        ``n_threads``): the learner's threads already run one chunk each.  Other transformers are
-        used as they are (their ``transform`` must be thread-safe, as scikit-learn's are).
-        """
+    def _feature_map(self):
+        """The fitted feature map as :meth:`fit` and :meth:`predict` use it: a randfeat map is
+        shallow-copied with the learner's ``n_threads`` (its compiled kernels' threads; its
+        output does not depend on them); other transformers are used as they are."""
         f = self.features_
         if isinstance(f, RandomFeaturesBase):
             f = copy.copy(f)
-            f.n_threads = 1
+            f.n_threads = check_n_threads(self.n_threads)
         return f
 
-    def _chunk_stats(self, feats, X, Y, sl, path=None, w=None):
-        """:class:`RidgeStatistics` of the rows ``sl`` of X (weights ``w[sl]``), and with
-        ``path=(Wf, b)`` the summed validation score of every alpha of the path (else None)."""
-        st = RidgeStatistics(self.gram_dtype)
-        Yc = Y[sl]
-        Z = st._update(self._transform(X[sl], feats), Yc, None if w is None else w[sl])
+    def _accumulate(self, feats, X, Y, rows=None, path=None, w=None):
+        """Statistics of the rows ``rows`` (None: all) of X, chunk by chunk in row order, in one
+        :class:`RidgeStatistics` (its :meth:`~RidgeStatistics.partial_fit` accumulation), and
+        with ``path=(Wf, b)`` the summed validation score of every alpha: ``(stats, scores)``.
+
+        Every chunk of ``chunk_size`` rows is featurised (randfeat's kernels on ``n_threads``
+        threads) and then added by one BLAS ``syrk`` and one ``gemm`` called from this thread
+        (with the process's BLAS threads): no call's shape depends on ``n_threads``, so neither
+        do the sums."""
+        stats = RidgeStatistics(self.gram_dtype)
+        n = X.shape[0] if rows is None else len(rows)
         scores = None
         if path is not None:
             Wf, b = path
             L, K = b.shape
-            P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
-            if w is None:
-                scores = np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
-            else:
-                scores = np.array([w[sl] @ self._row_losses(P[:, j], Yc) for j in range(L)])
-        return st, scores
+            scores = np.zeros(L)
+        for sl in self._chunks(n):
+            idx = sl if rows is None else rows[sl]
+            Yc = Y[idx]
+            wc = None if w is None else w[idx]
+            Z = stats._update(self._transform(X[idx], feats), Yc, wc)
+            if path is not None:
+                P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+                if wc is None:
+                    scores += np.array([self._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
+                else:
+                    scores += np.array([wc @ self._row_losses(P[:, j], Yc) for j in range(L)])
+            del Z
+        stats._release()
+        return stats, scores
 
-    def _accumulate(self, pool, feats, X, Y, path=None, w=None):
-        """Chunk statistics of all rows of X, computed by the pool's threads and merged in chunk
-        order (so the sums are bit-identical for every ``n_threads``): ``(stats, scores)``."""
-        total, scores = None, None
-        for st, sc in pool.map(lambda sl: self._chunk_stats(feats, X, Y, sl, path, w),
-                               self._chunks(X.shape[0])):
-            if total is None:
-                total, scores = st, sc
-            else:
-                total += st
-                if sc is not None:
-                    scores += sc
-        return total, scores
-
-    def _solve_path(self, stats, alphas, pool=None):
+    def _solve_path(self, stats, alphas):
         r"""Coefficients for every alpha from one accumulation: W (L, D, K), b (L, K).
 
         One Cholesky factorisation of :math:`A + \lambda I` per alpha, :math:`\lambda` the
         penalty the alpha stands for (``_penalty``; about 15 times cheaper than an
-        eigendecomposition each, so faster for fewer than ~15 alphas; the alphas are spread over
-        the ``pool``'s threads); if a factorisation fails (lambda below the round-off of A), the
-        eigendecomposition :math:`A = Q\Lambda Q^\top` gives
-        :math:`w = Q(\Lambda + \lambda)^{-1}Q^\top c` (see :class:`RidgeStatistics`).
+        eigendecomposition each, so faster for fewer than ~15 alphas); if a factorisation fails
+        (lambda below the round-off of A), the eigendecomposition :math:`A = Q\Lambda Q^\top`
+        gives :math:`w = Q(\Lambda + \lambda)^{-1}Q^\top c` (see :class:`RidgeStatistics`).
         """
         W, b, _ = stats._path(self._penalty(alphas, stats.weight_sum_), self.fit_intercept,
-                              "cholesky", pool)
+                              "cholesky")
         return W, b
 
-    def _solve_one(self, stats, alpha):
-        """Final solve by Cholesky (the eigen-solution if A + nαI is not positive definite)."""
-        W, _, used = stats._path(self._penalty([alpha], stats.weight_sum_), self.fit_intercept)
+    def _solve_one(self, stats, alpha, overwrite=False):
+        """Final solve by Cholesky (the eigen-solution if A + nαI is not positive definite);
+        ``overwrite``: the statistics' Gram is used as workspace (they are discarded after)."""
+        W, b, used = stats._path(self._penalty([alpha], stats.weight_sum_), self.fit_intercept,
+                                 overwrite=overwrite)
         self.solver_ = used[0]
-        mz, my = stats._means(self.fit_intercept)
-        W = np.asfortranarray(W[0])  # LAPACK's layout: the intercept rounds as in randfeat 0.1
-        return W, my - mz @ W
+        return W[0], b[0]
 
     def _iterative(self, Z, Y, alpha, solver, x0=None, w=None):
-        """Solve the centred, damped least-squares problem with LSQR or CG, column by column.
-
-        The vector operations of the Krylov loop are level-1 BLAS on short vectors: BLAS threads
-        only add synchronisation (badly so on a loaded machine), so they are limited to one.
-        """
-        with blas_limit(1):
-            return self._iterative_impl(Z, Y, alpha, solver, x0, w)
-
-    def _iterative_impl(self, Z, Y, alpha, solver, x0, w):
+        """Solve the centred, damped least-squares problem with LSQR or CG, column by column
+        (the process's BLAS threads; for narrow problems one BLAS thread is often faster, which
+        the caller sets with :func:`threadpoolctl.threadpool_limits`)."""
         n, D = Z.shape
         if w is None:
             mz = (np.asarray(Z.mean(axis=0)).ravel() if self.fit_intercept else np.zeros(D))
@@ -734,26 +787,24 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                     f"random_state, or pass a single alpha (no split)")
 
         if solver == "cholesky":
-            feats = self._worker_features()
-            # BLAS single-threaded, chunks and alphas spread over n_threads threads: the
-            # rounding then does not depend on n_threads (OpenBLAS's threaded syrk/potrf do)
-            with OrderedPool(check_n_threads(self.n_threads)) as pool:
-                stats, _ = self._accumulate(pool, feats, X[tr], Y[tr],
-                                            w=None if w is None else w[tr])
-                if va is not None:
-                    W, b = self._solve_path(stats, alphas, pool)
-                    L, K = len(alphas), Y.shape[1]
-                    Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-                    wva = None if w is None else w[va]
-                    vstats, vscores = self._accumulate(pool, feats, X[va], Y[va],
-                                                       path=(Wf, b), w=wva)
-                    self.validation_scores_ = vscores / (len(va) if w is None else wsum_va)
-                    best = self._best(self.validation_scores_)
-                    stats += vstats
-                else:
-                    best = 0
-                self.alpha_ = float(alphas[best])
-                W, b = self._solve_one(stats, self.alpha_)
+            feats = self._feature_map()
+            if va is None:
+                stats, _ = self._accumulate(feats, X, Y, w=w)
+                best = 0
+            else:
+                stats, _ = self._accumulate(feats, X, Y, rows=tr, w=w)
+                W, b = self._solve_path(stats, alphas)
+                L, K = len(alphas), Y.shape[1]
+                Wf = W.transpose(1, 0, 2).reshape(D, L * K)
+                del W
+                vstats, vscores = self._accumulate(feats, X, Y, rows=va, path=(Wf, b), w=w)
+                self.validation_scores_ = vscores / (len(va) if w is None else wsum_va)
+                best = self._best(self.validation_scores_)
+                stats += vstats
+                del vstats
+            self.alpha_ = float(alphas[best])
+            W, b = self._solve_one(stats, self.alpha_, overwrite=True)
+            del stats
             self.n_iter_ = np.ones(Y.shape[1], dtype=int)  # one direct solve per target
         else:
             Z = self._as64(self._transform(X))
@@ -818,14 +869,9 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         out = np.empty((X.shape[0], self.coef_.reshape(-1, self.n_features_out_).shape[0]))
         Wt = self.coef_.reshape(-1, self.n_features_out_).T
         b = np.atleast_1d(self.intercept_)
-        feats = self._worker_features()
-
-        def work(sl):
+        feats = self._feature_map()
+        for sl in self._chunks(X.shape[0]):
             out[sl] = np.asarray(self._as64(self._transform(X[sl], feats)) @ Wt) + b
-
-        with OrderedPool(check_n_threads(self.n_threads)) as pool:
-            for _ in pool.map(work, self._chunks(X.shape[0])):
-                pass
         return out
 
     def _validate_fit_X(self, X, y, **kw):
@@ -892,16 +938,23 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated
         over chunks and solved in float64).  "float32" halves the dominant cost of a fit with
-        wide features (single-precision ``syrk``) at a relative error of about
-        ``chunk_size * 6e-8`` per Gram entry: use it only when ``n_samples * alpha`` is far above
-        that error (moderate alphas); the default is exact to float64 rounding.
+        wide features (one single-precision ``syrk`` per chunk; the chunk's features rounded to
+        float32, the products summed over the chunk in float32, the chunk sums added in
+        float64) at a rounding error of each chunk's entries of at most about
+        ``chunk_size * 6e-8`` times the sum of the magnitudes of their terms (typically
+        ``sqrt(chunk_size) * 6e-8``): use it when the penalty is far above that error
+        (moderate alphas; see ``benchmarks/README.md`` for the measured effect on Adult, where
+        the test error is unchanged); the default is exact to float64 rounding.
     n_threads : int or None, default=None
-        Threads of :meth:`fit` and :meth:`predict`: chunks of rows (featurised, their
-        :math:`Z^\top Z` formed) and the alphas of the Cholesky path are spread over this many
-        threads, each running single-threaded BLAS, and the chunk statistics are summed in chunk
-        order, so the fitted model is bit-identical for every ``n_threads``.  None: every CPU
-        available to the process; negative: counted back from that (-1 all, -2 all but one).
-        Holds up to ``n_threads + 1`` chunk Grams (:math:`D \times D` each) at a time.
+        Threads of randfeat's compiled feature kernels in :meth:`fit` and :meth:`predict` (a
+        randfeat ``features`` map runs with this many; its output does not depend on it).  The
+        BLAS and LAPACK calls (each chunk's ``syrk`` and ``gemm``, the Cholesky factorisations)
+        are made from the calling thread, one chunk after another, with the process's BLAS
+        threads: randfeat does not change them (set them with
+        :func:`threadpoolctl.threadpool_limits`, as for scikit-learn).  No call's shape depends
+        on ``n_threads``, so the fitted model is bit-identical for every ``n_threads``.  None:
+        every CPU available to the process; negative: counted back from that (-1 all, -2 all
+        but one).
 
     Attributes
     ----------

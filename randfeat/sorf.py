@@ -28,8 +28,8 @@ from randfeat._validation import (
 
 __all__ = ["StructuredOrthogonalFeatures"]
 
-_KERNEL = {np.dtype(np.float32): _sorf.sorf_transform["float"],
-           np.dtype(np.float64): _sorf.sorf_transform["double"]}
+# the compiled entry point of each output (randfeat/_lib/_sorf.pyx)
+_OUTPUTS = ("paired", "phase", "projections")
 
 
 class StructuredOrthogonalFeatures(RandomFeaturesBase):
@@ -200,26 +200,29 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         check_is_fitted(self)
         return int(self.signs_.nbytes + (0 if self.offsets_ is None else self.offsets_.nbytes))
 
-    def _compute(self, X, mode):
-        """mode 0: paired features sqrt(2/D) [cos(Wx), sin(Wx)] (2 n_freq_ columns; for an odd
-        D ``transform`` folds the last pair into one phase-shifted feature), 1: phase features,
-        2: the projections W x (n, n_freq_)."""
+    def _compute(self, X, output):
+        """``output`` "paired": the 2 n_freq_ columns sqrt(2/D) [cos(Wx), sin(Wx)] (for an odd
+        D ``transform`` folds the last pair into one phase-shifted feature); "phase":
+        sqrt(2/n_freq_) cos(Wx + b); "projections": W x, shape (n, n_freq_)."""
+        if output not in _OUTPUTS:
+            raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")
         st = self._fitted_state()
         X = self._validate_X(X, reset=False)
         n, dtype, d, n_freq = X.shape[0], X.dtype, st["d_padded_"], st["n_freq_"]
-        off = st["offsets_"] if mode == 1 else None
-        if off is None:
-            off = np.empty(0, dtype=dtype)
-        elif off.dtype != dtype:
-            off = off.astype(dtype)
-        width = 2 * n_freq if mode == 0 else n_freq
-        out = np.empty((n, width), dtype=dtype)
-        mult = (math.sqrt(2.0 / st["_n_features_out"]) if mode == 0
-                else math.sqrt(2.0 / n_freq))
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch (None)
-        n_bad = _KERNEL[dtype](X, st["signs_"], off, out, None, d.bit_length() - 1,
-                               1.0 / (st["sigma_"] * d), mult, n_freq, mode,
-                               self._n_threads())
+        log_d, scale, nt = d.bit_length() - 1, 1.0 / (st["sigma_"] * d), self._n_threads()
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        if output == "paired":
+            out = np.empty((n, 2 * n_freq), dtype=dtype)
+            n_bad = _sorf.transform_paired(X, st["signs_"], out, log_d, scale,
+                                           math.sqrt(2.0 / st["_n_features_out"]), nt)
+        elif output == "phase":
+            off = np.ascontiguousarray(st["offsets_"], dtype=dtype)
+            out = np.empty((n, n_freq), dtype=dtype)
+            n_bad = _sorf.transform_phase(X, st["signs_"], off, out, log_d, scale,
+                                          math.sqrt(2.0 / n_freq), nt)
+        else:
+            out = np.empty((n, n_freq), dtype=dtype)
+            n_bad = _sorf.project(X, st["signs_"], out, log_d, scale, nt)
         self._check_projections(n_bad, X)
         return out
 
@@ -240,11 +243,11 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
             return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
-        out = self._compute(X, 0 if paired else 1)
+        out = self._compute(X, "paired" if paired else "phase")
         if paired and st["_n_features_out"] % 2:
             out = _odd_paired(out, st["n_freq_"], st["offsets_"])
         return out
 
     def _project(self, X):
         """The projections W x, shape (n_samples, n_freq_) (rows beyond n_freq_ dropped)."""
-        return self._compute(X, 2)
+        return self._compute(X, "projections")

@@ -163,9 +163,9 @@ def test_fwht_length_above_kernel_limit_raises():
 def test_fastfood_kernel_rejects_log_d_above_limit():
     X = np.zeros((1, 4))
     with pytest.raises(ValueError, match="log_d=31 is outside 0..30"):
-        _fastfood.fastfood_transform["double"](
+        _fastfood.transform_paired(
             X, np.zeros((1, 1), np.uint8), np.zeros((1, 4), np.int32), np.zeros((1, 4)),
-            np.zeros(4), np.zeros(0), np.zeros((1, 8)), None, 31, 1.0, 1.0, 4, 0, 1)
+            np.zeros(4), np.zeros((1, 8)), 31, 1.0, 1.0, 1)
 
 
 @pytest.mark.parametrize("dtype", [">f8", ">f4", ">i4", "<f8"])
@@ -193,19 +193,23 @@ def test_blas_dimension_guard():
 
 # --- concurrent transforms ------------------------------------------------------------------
 
-def test_concurrent_transforms_from_python_threads_are_bit_identical():
-    """Several Python threads transforming at once get the serial bits, and the BLAS thread
-    count is back to its value afterwards.  The shape is one where a 2-thread OpenBLAS gemm
-    rounds differently from a 1-thread one; the former non-counted limit let one thread's exit
-    restore 2 BLAS threads while another thread was still inside its transform."""
+@pytest.mark.parametrize("blas", [1, 2])
+def test_concurrent_transforms_from_python_threads_are_bit_identical(blas):
+    """Several Python threads transforming at once get the serial bits, under a single-threaded
+    BLAS (fused path: gemm calls inside randfeat's OpenMP region) and a 2-thread one (gemm calls
+    from each calling thread with the BLAS's threads), and the BLAS thread count is the same
+    afterwards.  The shape is one where a 2-thread OpenBLAS gemm rounds differently from a
+    1-thread one (the former process-wide limit let one thread's exit restore 2 BLAS threads
+    while another thread was still inside its transform)."""
     import threading
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
     rng = np.random.default_rng(5)
     X = rng.standard_normal((300, 333)).astype(np.float32)
-    rffs = [RandomFourierFeatures(1400, random_state=s, n_threads=1).fit(X) for s in range(4)]
-    with threadpool_limits(limits=2, user_api="blas"):
+    rffs = [RandomFourierFeatures(1400, random_state=s, n_threads=1 + s % 2).fit(X)
+            for s in range(4)]
+    with threadpool_limits(limits=blas, user_api="blas"):
         before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
         ref = [r.transform(X) for r in rffs]
         bad = []
@@ -222,7 +226,82 @@ def test_concurrent_transforms_from_python_threads_are_bit_identical():
             t.join()
         after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     assert not bad, f"threads {sorted(set(bad))} got different bits"
-    assert after == before
+    assert after == before == [blas] * len(before)
+
+
+def _blas_counts_while(fn, min_reads=50):
+    """Run ``fn`` in another Python thread, again and again until this thread has read the
+    BLAS thread counts (threadpoolctl's controllers, as threadpool_info reports them) at least
+    ``min_reads`` times while it ran, then once more after it.  Returns the set of readings
+    (tuples, one count per loaded BLAS) and the number of calls of ``fn``."""
+    import threading
+    import time
+
+    from threadpoolctl import ThreadpoolController
+
+    libs = ThreadpoolController().select(user_api="blas").lib_controllers
+    seen, calls, running = set(), [0], threading.Event()
+    stop = threading.Event()
+
+    def work():
+        running.set()
+        while not stop.is_set():
+            fn()
+            calls[0] += 1
+
+    t = threading.Thread(target=work)
+    t.start()
+    running.wait()
+    reads = 0
+    while reads < min_reads:
+        seen.add(tuple(lib.num_threads for lib in libs))
+        reads += 1
+        time.sleep(0.001)
+    stop.set()
+    t.join()
+    seen.add(tuple(lib.num_threads for lib in libs))
+    return seen, calls[0]
+
+
+@pytest.mark.parametrize("blas", [1, 2])
+def test_transform_leaves_the_blas_thread_count_alone(blas):
+    """issue 11: transform reads the BLAS's thread count and never changes it.  Another Python
+    thread reads it (threadpoolctl) about every millisecond while transforms run, and after:
+    always the user's value.  (Deterministic: no tolerance.)"""
+    from threadpoolctl import threadpool_limits
+
+    X = np.random.default_rng(0).standard_normal((3000, 256))
+    rff = RandomFourierFeatures(2048, random_state=0, n_threads=2).fit(X)
+    with threadpool_limits(limits=blas, user_api="blas"):
+        seen, calls = _blas_counts_while(lambda: rff.transform(X))
+    n_libs = len(next(iter(seen)))
+    assert calls >= 1 and n_libs >= 1
+    assert seen == {(blas,) * n_libs}
+
+
+def test_blas_watch_catches_a_transform_that_limits_the_blas(monkeypatch):
+    """The watch above can fail: a transform that wraps its kernel call in the former
+    process-wide limit (``_parallel.blas_limit``, put in through a monkeypatched seam) is seen
+    setting the BLAS to 1 thread while it runs."""
+    import types
+
+    from threadpoolctl import threadpool_limits
+
+    from randfeat import _parallel, fourier
+
+    def limited(*args, **kwargs):
+        with _parallel.blas_limit(1):
+            return _fourier.transform_paired(*args, **kwargs)
+
+    fake = types.SimpleNamespace(**{k: getattr(_fourier, k) for k in dir(_fourier)
+                                    if not k.startswith("__")})
+    fake.transform_paired = limited
+    monkeypatch.setattr(fourier, "_fourier", fake)
+    X = np.random.default_rng(0).standard_normal((3000, 256))
+    rff = RandomFourierFeatures(2048, random_state=0, n_threads=2).fit(X)
+    with threadpool_limits(limits=2, user_api="blas"):
+        seen, _ = _blas_counts_while(lambda: rff.transform(X))
+    assert any(1 in reading for reading in seen), seen
 
 
 # --- one SIMD dispatcher, each C source compiled once ---------------------------------------

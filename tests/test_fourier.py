@@ -131,24 +131,39 @@ def test_float32_and_float64_share_the_random_stream():
         assert r32.transform(X).dtype == np.float64
 
 
+def _blas_config(blas):
+    """The BLAS thread count a test runs under: 1 (threadpool_limits(1): the fused path) or
+    None (the process's own, 2 threads on a 2-core machine: the BLAS-threaded path)."""
+    from contextlib import nullcontext
+
+    from threadpoolctl import threadpool_limits
+    return nullcontext() if blas is None else threadpool_limits(limits=blas, user_api="blas")
+
+
+@pytest.mark.parametrize("blas", [1, None])
 @pytest.mark.parametrize("features", ["paired", "phase"])
 @pytest.mark.parametrize("n, d, width", [(1201, 40, 4096), (3000, 100, 1400), (700, 600, 3000)])
-def test_identical_for_any_n_threads(features, global_dtype, n, d, width):
+def test_identical_for_any_n_threads(features, global_dtype, n, d, width, blas):
     """Large enough (n * m * (d + 16) > 2^26) for the compiled loop to cut the gemm into blocks
-    (of rows or of frequencies), whose number follows n_threads when the BLAS is cut-invariant
-    for the dtype: either way the bits are the same for every thread count."""
+    (of rows or of frequencies), whose number follows n_threads when the BLAS is single-threaded
+    and cut-invariant for the dtype: for a given BLAS configuration the bits are the same for
+    every thread count."""
     X = np.random.default_rng(4).normal(size=(n, d)).astype(global_dtype) / np.sqrt(d)
-    outs = [RandomFourierFeatures(width, features=features, random_state=11, n_threads=nt)
-            .fit_transform(X) for nt in (1, 2, 3, None, -1)]
+    with _blas_config(blas):
+        outs = [RandomFourierFeatures(width, features=features, random_state=11, n_threads=nt)
+                .fit_transform(X) for nt in (1, 2, 3, None, -1)]
     for Z in outs[1:]:
         np.testing.assert_array_equal(Z, outs[0])
 
 
+@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("max_blocks", [1, 3, 8])
 @pytest.mark.parametrize("n, m", [(3000, 700), (700, 3000)])
-def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype):
+def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype, fused):
     """The gemm blocks depend on the shapes and ``max_blocks`` only: any thread count (more or
-    fewer threads than blocks) gives the same bits.  n * m * (d + 16) > 2^26: threaded path."""
+    fewer threads than blocks) gives the same bits, on both paths (fused: gemm calls inside the
+    parallel region, under a single-threaded BLAS; BLAS-threaded: gemm calls from the calling
+    thread).  n * m * (d + 16) > 2^26: threaded path."""
     rng = np.random.default_rng(13)
     X = rng.normal(size=(n, 40)).astype(global_dtype)
     W = rng.normal(size=(m, 40)).astype(global_dtype)
@@ -156,10 +171,11 @@ def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype):
     for fn, width, args in ((_fourier.transform_paired, 2 * m, (X, W)),
                             (_fourier.transform_phase, m, (X, W, b))):
         outs = []
-        for nt in (1, 2, 5, 8):
-            out = np.empty((n, width), global_dtype)
-            fn(*args, out, 1.0, nt, 512, max_blocks)
-            outs.append(out)
+        with _blas_config(1 if fused else None):
+            for nt in (1, 2, 5, 8):
+                out = np.empty((n, width), global_dtype)
+                fn(*args, out, 1.0, nt, 512, max_blocks, blas_single_threaded=fused)
+                outs.append(out)
         for out in outs[1:]:
             np.testing.assert_array_equal(out, outs[0])
 

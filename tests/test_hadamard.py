@@ -388,6 +388,67 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
 
 
+def _butterfly_int(x):
+    """NumPy reference: the radix-2 butterflies in int64 (exact), strides 1, 2, 4, ..."""
+    y = np.asarray(x, dtype=np.int64).copy()
+    n_rows, n = y.shape
+    h = 1
+    while h < n:
+        v = y.reshape(n_rows, n // (2 * h), 2, h)
+        a = v[:, :, 0, :].copy()
+        v[:, :, 0, :] += v[:, :, 1, :]
+        v[:, :, 1, :] = a - v[:, :, 1, :]
+        h *= 2
+    return y
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_exact_on_integers_to_2_20_every_isa(isa, restore_isa):
+    """Integers in [-8, 8] have exact partial sums (|sum| <= 2**23 < 2**24) for every d up to
+    2**20, so every code path, aligned or not, must return exactly the int64 butterfly of NumPy,
+    log_n = 0 .. 20 (the cache-blocked passes start above 2**11 / 2**12)."""
+    rng = np.random.default_rng(7)
+    _fwht.set_isa(isa)
+    for log_n in range(21):
+        d = 1 << log_n
+        x = _ints(rng, (max(2, min(4, 2**15 // d)), d), np.float64)
+        expected = _butterfly_int(x)
+        for dtype in (np.float32, np.float64):
+            for offset in (0, 1):  # 64-byte aligned rows or not
+                got = _aligned(x.astype(dtype), offset)
+                _fwht.fwht_rows(got, log_n, 2)
+                assert_array_equal(got, expected.astype(dtype), err_msg=(
+                    f"{isa} {dtype.__name__} log_n={log_n} offset={offset}"))
+
+
+def _aligned(x, offset=0):
+    """A copy of x whose data start ``offset`` elements after a 64-byte boundary."""
+    raw = np.empty(x.size + 64, x.dtype)
+    start = (-raw.ctypes.data % 64) // raw.itemsize + offset
+    out = raw[start:start + x.size].reshape(x.shape)
+    out[...] = x
+    return out
+
+
+def test_bit_identity_detects_reassociation():
+    """The bit-identity tests (SIMD paths against the scalar reference) can fail: the same
+    butterflies in another order (strides decreasing instead of increasing) round differently
+    on random data."""
+    x = np.random.default_rng(9).standard_normal((2, 1 << 12)).astype(np.float32)
+    ref = x.copy()
+    _fwht.fwht_rows(ref, 12, 1)
+    y = x.copy()
+    h = y.shape[1] // 2
+    while h >= 1:  # decreasing strides
+        v = y.reshape(2, -1, 2, h)
+        a = v[:, :, 0, :].copy()
+        v[:, :, 0, :] += v[:, :, 1, :]
+        v[:, :, 1, :] = a - v[:, :, 1, :]
+        h //= 2
+    assert_allclose(y, ref, rtol=1e-4, atol=1e-3)  # the same transform ...
+    assert not np.array_equal(y, ref)  # ... with other roundings
+
+
 def test_normalize_fused_scale_every_isa(restore_isa):
     """normalize=True (scale fused into the last pass) gives exactly the unnormalised transform
     times 1/sqrt(d) rounded to the dtype, on every code path, log_n = 0 .. 20."""

@@ -227,3 +227,215 @@ def test_binning_pitch_mutants_fail(monkeypatch, global_random_seed, mutant, che
                                                                kernel="laplacian")], R=50)
         v = unbiasedness.verdict(unbiasedness.run(params, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
+
+
+# ---------------------------------------------------------------- too-tight bound mutants
+
+#: small designs of the bound checks (1-D, certified sups, non-vacuous tail tests)
+C1_PARAMS = dict(settings=[dict(d=1, a=1.0)], sizes=[64, 256, 1024], R=300, eps=[0.1, 0.25],
+                 tol=0.001, n_candidates=1000)
+C2_PARAMS = dict(settings=[dict(d=1, a=1.0)], sizes=[16, 256, 512], R=200, eps=[0.1, 0.25],
+                 n_points=100, n_pairs=500)
+
+
+@pytest.mark.parametrize("check,size_key", [("claim1", "D"), ("claim2", "P")])
+def test_bound_check_fails_on_too_tight_bound(monkeypatch, global_random_seed, check, size_key):
+    """A bound whose eps is half the true 95% quantile of the sup error (the quantile from an
+    independent pilot run of the same design; seam: the check's ``bound_eps``), i.e. a bound 2x
+    too tight: the tail tests must fail it.  The check states it detects a bound ~1.1-1.6x too
+    tight with probability >= 0.9 (its ``power``); at 2x the exceedance probability is ~0.5
+    against a detectable 0.15, so the miss probability is < 1e-9.  The control (the real bound,
+    same data) passes at the check's false-alarm rate 1e-5."""
+    import importlib
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    params = C1_PARAMS if check == "claim1" else C2_PARAMS
+    res = mod.run(params, global_random_seed)
+    v = mod.verdict(res)
+    assert v["verdict"] == "pass", v["summary"]                     # control
+    pilot = mod.run(params, 10_000 + global_random_seed)
+    q95 = {s[size_key]: float(np.quantile(s["upper"], 0.95))
+           for s in pilot["settings"][0]["sizes"]}
+    monkeypatch.setattr(mod, "bound_eps", lambda delta, size, *a: 0.5 * q95[size])
+    v = mod.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+    assert "VIOLATED" in v["summary"]
+
+
+# ---------------------------------------------------------------- orthogonal / structured / QMC
+
+
+def _chi_d_minus_1(monkeypatch):
+    """ORF row lengths chi_{d-1}/sigma instead of chi_d/sigma (seam: the Gaussian kernel's
+    ``sample_radius``, which ORF's radial law calls)."""
+    from randfeat.kernels import _spectral
+
+    def sample_radius(self, n, d, rng=None):
+        return np.sqrt(rng.chisquare(max(d - 1, 1), n)) / self.sigma
+
+    monkeypatch.setattr(_spectral.GaussianKernel, "sample_radius", sample_radius)
+
+
+def _iid_rows(monkeypatch, mod):
+    """The orthogonal map replaced by iid frequencies (seam: the check's ``make_map``)."""
+    import randfeat
+
+    def make_map(*args, sigma=1.0):
+        def make(n_components, random_state):
+            return randfeat.RandomFourierFeatures(n_components, sigma=sigma, sampling="iid",
+                                                  random_state=random_state, n_threads=1)
+        return make
+
+    monkeypatch.setattr(mod, "make_map", make_map)
+
+
+def test_orf_unbiasedness_fails_on_wrong_radial_law(monkeypatch, global_random_seed):
+    """chi_{d-1} radii bias ORF by up to ~40 se at d = 2-4 (power statement: a bias of ~0.02
+    kernel units at probability 0.9); the control passes at the check's rate 1e-5."""
+    from analysis.checks import orf_unbiasedness as ou
+
+    params = dict(ds=[2, 3, 4], zs=[0.5, 1.0, 2.0], R=2000)
+    assert ou.verdict(ou.run(params, global_random_seed))["verdict"] == "pass"
+    _chi_d_minus_1(monkeypatch)
+    v = ou.verdict(ou.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("ORF d=") for f in v["statistic"]["failed"])
+
+
+@pytest.mark.parametrize("mutant", ["iid rows", "chi_{d-1} radii"])
+def test_orf_variance_fails_on_mutant(monkeypatch, global_random_seed, mutant):
+    """iid rows have Var ratio 1 where the exact ORF curve is 0.05-0.9 (up to 20x off);
+    chi_{d-1} radii move the ratio by ~50 % at d = 2-4 (detectable: ~25 %)."""
+    from analysis.checks import orf_variance as ov
+
+    params = dict(ds=[2, 4, 16], ms=[1], zs=[0.5, 1.0], R=1500)
+    assert ov.verdict(ov.run(params, global_random_seed))["verdict"] == "pass"
+    if mutant == "iid rows":
+        _iid_rows(monkeypatch, ov)
+    else:
+        _chi_d_minus_1(monkeypatch)
+    v = ov.verdict(ov.run(params, global_random_seed))
+    assert v["verdict"] == "fail", (mutant, v["summary"])
+
+
+def test_sorf_fails_on_iid_rows(monkeypatch, global_random_seed):
+    """iid rows in place of SORF: no variance reduction (ratio 1 against a detectable
+    ~0.9), so the variance comparisons fail."""
+    from analysis.checks import sorf
+
+    params = dict(ds=[16, 64], zs=[0.5, 1.0], R=4000)
+    assert sorf.verdict(sorf.run(params, global_random_seed))["verdict"] == "pass"
+    _iid_rows(monkeypatch, sorf)
+    v = sorf.verdict(sorf.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any(f.startswith("variance") for f in v["statistic"]["failed"])
+
+
+def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
+    """A documented hole: SORF with D_1 = I (one of its three sign diagonals dropped; seam: the
+    fitted ``signs_``) still passes ``sorf`` -- its bias test is against Thm 3's 6z/sqrt(d),
+    ~100x the measured bias, and the variance is still reduced -- although its mean moves by
+    more than 5 standard errors at d = 16, z = 1.  Deterministic seed: documents magnitudes."""
+    import randfeat
+    from analysis.checks import sorf
+
+    params = dict(ds=[16], zs=[0.5, 1.0], R=4000)
+    ctrl = sorf.run(params, 0)
+    real_fit = randfeat.StructuredOrthogonalFeatures.fit
+
+    def fit(self, X, y=None):
+        real_fit(self, X, y)
+        s = self.signs_.copy()
+        s[:, 0, :] = 1
+        self.signs_ = s
+        return self
+
+    monkeypatch.setattr(randfeat.StructuredOrthogonalFeatures, "fit", fit)
+    mut = sorf.run(params, 0)
+    assert sorf.verdict(ctrl)["verdict"] == sorf.verdict(mut)["verdict"] == "pass"
+    b0, b1 = ctrl["rows"][0], mut["rows"][0]
+    se = np.hypot(b0["se"][1], b1["se"][1])
+    assert abs(b1["bias"][1] - b0["bias"][1]) > 5 * se
+
+
+@pytest.mark.parametrize("mutant", ["iid points", "no scrambling"])
+def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
+    """QMC maps that are iid in disguise (seam: the check's ``make_map``): the advantage over
+    iid cannot be confirmed (power: an error above ~0.65x iid's fails); unscrambled (seam:
+    randfeat._sampling._qmc_engine): every fit gives the same points, a degenerate run (an
+    error, not a pass)."""
+    from analysis.checks import qmc_gram as qg
+
+    params = dict(ds=[2, 4], Ds=[32, 128, 512, 2048], D_test=128, n=64, R=20)
+    assert qg.verdict(qg.run(params, global_random_seed))["verdict"] == "pass"
+    if mutant == "iid points":
+        real = qg.make_map
+        monkeypatch.setattr(qg, "make_map", lambda s, sigma: real("iid", sigma))
+    else:
+        from scipy.stats import qmc
+
+        import randfeat._sampling as S
+
+        def engine(method, s, rng):
+            return (qmc.Sobol if method == "sobol" else qmc.Halton)(s, scramble=False)
+
+        monkeypatch.setattr(S, "_qmc_engine", engine)
+        with pytest.raises(mc.DegenerateRunError, match="identical"):
+            qg.run(params, global_random_seed)
+        return
+    v = qg.verdict(qg.run(params, global_random_seed))
+    assert v["verdict"] == "fail", (mutant, v["summary"])
+
+
+# ---------------------------------------------------------------- binning shift mutants
+
+
+@pytest.mark.parametrize("mutant", ["no shift", "shifts U[0, 0.9 delta)"])
+def test_unbiasedness_fails_on_binning_shift_mutant(monkeypatch, global_random_seed, mutant):
+    """The random shift u ~ U[0, delta) missing or biased (seam: the fitted grids of
+    RandomBinningFeatures._sample_grids): the lattice becomes anchored at the origin, so the
+    lattice inputs (x0 = 0, axes, constant vector; analysis.checks.unbiasedness) see a bias of
+    0.04 (0.9 delta, ~6 se at R = 200) to 0.5 (no shift, ~100 se); the random-direction pooled
+    design (x0 within half a width of the origin) sees both too (0.9 delta: ~20 se).  Control:
+    the check's rate 1e-5."""
+    import randfeat
+
+    params = dict(unbiasedness.PARAMS["quick"], maps=[dict(family="binning",
+                                                           kernel="laplacian")],
+                  R=200, pool_fits=20)
+    assert unbiasedness.verdict(unbiasedness.run(params, global_random_seed))["verdict"] \
+        == "pass"
+    real = randfeat.RandomBinningFeatures._sample_grids
+    f = 0.0 if mutant == "no shift" else 0.9
+
+    def sample_grids(self, d):
+        kern, widths, shifts, inv, salt, rng = real(self, d)
+        return kern, widths, shifts * f, inv, salt, rng
+
+    monkeypatch.setattr(randfeat.RandomBinningFeatures, "_sample_grids", sample_grids)
+    res = unbiasedness.run(params, global_random_seed)
+    v = unbiasedness.verdict(res)
+    assert v["verdict"] == "fail", v["summary"]
+    if mutant == "no shift":
+        adv = next(r["adv"] for r in res["maps"] if "adv" in r)
+        assert np.max(np.abs(adv["z"])) > v["statistic"]["z_threshold"]
+
+
+def test_orf_checks_cannot_flag_a_missing_qr_sign_correction(monkeypatch):
+    """A documented hole: Q = QR's Q without Q diag(sign R_ii) (non-Haar; seam:
+    randfeat._sampling.haar_orthogonal) passes orf_unbiasedness and orf_variance (measured:
+    max |z| ~1.2 against 5.2; variance within ~1.1x of the exact curve).  Deterministic seed."""
+    import randfeat._sampling as S
+    from analysis.checks import orf_unbiasedness as ou
+    from analysis.checks import orf_variance as ov
+
+    def no_sign(d, rng, n_blocks=None):
+        G = rng.standard_normal((1 if n_blocks is None else n_blocks, d, d))
+        Q, _ = np.linalg.qr(G)
+        return Q[0] if n_blocks is None else Q
+
+    monkeypatch.setattr(S, "haar_orthogonal", no_sign)
+    assert ou.verdict(ou.run(dict(ds=[2, 3, 4, 8], zs=[0.5, 1.0, 2.0], R=2000), 0))[
+        "verdict"] == "pass"
+    assert ov.verdict(ov.run(dict(ds=[2, 4, 16], ms=[1], zs=[0.5, 1.0], R=1500), 0))[
+        "verdict"] == "pass"

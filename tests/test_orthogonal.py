@@ -82,6 +82,118 @@ def test_haar_is_haar_not_lapack_signs(global_random_seed):
     assert np.any(np.abs(m0 / s0) > Z_FAIL)
 
 
+@pytest.mark.parametrize("d", [3, 8])
+def test_haar_joint_law_trace_moments(d, global_random_seed):
+    """Joint law: for Haar Q on O(d), E tr Q = 0, E (tr Q)^2 = 1 and E tr(Q^2) = 1
+    (Diaconis & Shahshahani 1994), which a non-Haar law of the whole matrix breaks even when
+    every row is uniform on the sphere.  z-tests over 4000 matrices with the sample standard
+    deviation, |z| > 5 fails (5.7e-7 each, 6 comparisons).  Negative control: LAPACK's
+    uncorrected Q (E tr Q < 0) is rejected by the same statistics."""
+    def zs(Q):
+        t = np.trace(Q, axis1=1, axis2=2)
+        t2 = np.trace(Q @ Q, axis1=1, axis2=2)
+        return [(x.mean() - mu) / (x.std(ddof=1) / math.sqrt(len(x)))
+                for x, mu in ((t, 0.0), (t * t, 1.0), (t2, 1.0))]
+
+    Q = haar_orthogonal(d, np.random.default_rng(global_random_seed), n_blocks=4000)
+    assert max(abs(z) for z in zs(Q)) < Z_FAIL
+    G = np.random.default_rng(global_random_seed).standard_normal((4000, d, d))
+    assert max(abs(z) for z in zs(np.linalg.qr(G)[0])) > Z_FAIL
+
+
+def test_haar_rows_uniform_on_the_sphere(global_random_seed):
+    """Every row of a block is uniform on the sphere: its squared first coordinate is
+    Beta(1/2, (d-1)/2).  KS tests on the first and the last row of 4000 blocks (they come from
+    d and 1 reflectors), d = 3; p < 1e-6 fails (2 comparisons).  Negative control: normalised
+    Laplace vectors (not rotation invariant) are rejected (largest p over seeds 0-99:
+    7.6e-10)."""
+    d = 3
+    rng = np.random.default_rng(global_random_seed)
+    Q = haar_orthogonal(d, rng, n_blocks=4000)
+    law = stats.beta(0.5, (d - 1) / 2).cdf
+    for k in (0, d - 1):
+        assert stats.kstest(Q[:, k, 0] ** 2, law).pvalue > 1e-6
+    x = rng.laplace(size=(4000, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    assert stats.kstest(x[:, 0] ** 2, law).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("d,n", [(16, 40), (200, 400), (513, 600), (1024, 1024)])
+def test_haar_same_bits_for_any_blas_threads(d, n):
+    """The frequencies do not depend on the BLAS thread count (threaded gemm in LAPACK's
+    dorgqr rounded differently at d = 513; the kernel uses no BLAS), nor on ``n_threads``."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    outs = []
+    for nt in (1, 2):
+        with threadpoolctl.threadpool_limits(nt):
+            outs.append(orthogonal_frequencies(GaussianKernel(1.0), n, d,
+                                               np.random.default_rng(7)))
+    for nt in (2, 3):   # the OpenMP path runs from n d^2 >= 2^23 (d = 513, 1024 here)
+        outs.append(orthogonal_frequencies(GaussianKernel(1.0), n, d, np.random.default_rng(7),
+                                           n_threads=nt))
+    for W in outs[1:]:
+        np.testing.assert_array_equal(outs[0], W)
+    assert np.abs(outs[0][:d] @ outs[0][:d].T / np.linalg.norm(outs[0][:d], axis=1) ** 2
+                  - np.eye(d)).max() < 1e-12 * d
+
+
+def test_sobol_generator_is_scipys_sequence_scrambled(global_random_seed):
+    """The compiled Sobol' generator: with identity scrambling it gives scipy's unscrambled
+    points (centred in their cells).  Scrambled, in every pair of coordinates tested, each
+    elementary box of area 2^-m holds as many of the first 2^m points as the corresponding box
+    of the unscrambled points (linear matrix scrambling with a digital shift maps elementary
+    intervals onto elementary intervals: the net structure is invariant), which a wrong matrix
+    (not unit lower-triangular) or a wrong Gray-code step breaks; iid points fail it."""
+    from randfeat._lib._orthogonal import sobol_points
+    from scipy.stats import qmc
+
+    from randfeat._sampling import _sobol_directions, _sobol_uniforms
+
+    s, m = 40, 8
+    plain = qmc.Sobol(s, scramble=False).random(2 ** m)
+    out = np.empty((2 ** m, s))
+    sobol_points(np.ascontiguousarray(_sobol_directions(s)), np.zeros(s, np.uint32), 30, out)
+    np.testing.assert_array_equal(out, plain + 2.0 ** -31)
+
+    def occupancy(u):
+        return [np.sort(np.unique(np.floor(u[:, 0] * 2 ** a) * 2 ** (m - a)
+                                  + np.floor(u[:, 1] * 2 ** (m - a)),
+                                  return_counts=True)[1]).tolist() for a in range(m + 1)]
+
+    u = _sobol_uniforms(2 ** m, s, np.random.default_rng(global_random_seed))
+    assert np.all((u > 0) & (u < 1))
+    pairs = [(0, 1), (3, 17), (38, 39), (5, 30)]
+    for j, k in pairs:
+        assert occupancy(u[:, [j, k]]) == occupancy(plain[:, [j, k]])
+    iid = np.random.default_rng(global_random_seed).random((2 ** m, 2))
+    assert occupancy(iid) != occupancy(plain[:, [0, 1]])
+
+
+def test_ndtri_kernel_matches_scipy():
+    """The compiled inverse normal CDF (AS241) against scipy.special.ndtri: relative error
+    below 4e-15 over the central region, both tails and the branch points; clipping to
+    [lo, 1 - lo] and the per-row multiplier."""
+    from randfeat._lib._orthogonal import ndtri_rows
+
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.random(20000), 10.0 ** -rng.uniform(0, 300, 2000),
+                        1 - 10.0 ** -rng.uniform(1, 15, 2000),
+                        [0.075, 0.925, 0.5, np.exp(-25.0), 1 - np.exp(-25.0) / 2, 2.0 ** -53]])
+    u = p.reshape(1, -1)
+    out = np.empty_like(u)
+    ndtri_rows(u, np.ones(1), 0.0, 1e-300, out)
+    ref = special.ndtri(p)
+    rel = np.abs(out[0] - ref) / np.maximum(np.abs(ref), 1e-300)
+    assert rel.max() < 4e-15
+    assert out[0, -4] == 0.0
+    u2 = np.array([[0.0, 1.0, 0.3], [0.7, -1.0, 2.0]])
+    out2 = np.empty_like(u2)
+    ndtri_rows(u2, np.array([2.0, -1.0]), 0.0, 2.0 ** -53, out2)
+    lo = special.ndtri(2.0 ** -53)
+    np.testing.assert_allclose(out2, [[2 * lo, -2 * lo, 2 * special.ndtri(0.3)],
+                                      [-special.ndtri(0.7), -lo, lo]], rtol=4e-15)
+
+
 @pytest.mark.parametrize("n,d", [(1, 4), (4, 4), (5, 4), (37, 8), (64, 16), (3, 1)])
 @pytest.mark.parametrize("norm", ["radial", "unit"])
 def test_orthogonal_shapes_and_block_structure(n, d, norm):

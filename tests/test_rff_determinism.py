@@ -9,10 +9,13 @@ element's magnitude alone: choosing it per row piece made large projections diff
 ``n_threads=1`` and ``2`` by up to 5e-6.  Deterministic checks; hypothesis varies the inputs.
 """
 
+from contextlib import nullcontext
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
+from threadpoolctl import threadpool_limits
 
 from randfeat import RandomFourierFeatures
 from randfeat._lib import _fourier
@@ -59,7 +62,7 @@ def test_trig_kernels_do_not_depend_on_the_cut(seed, n, m, lo, span, cuts, dtype
         assert_array_equal(ph, ph_whole[:, a:e])
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1),
        shape=st.one_of(
            # above the threading threshold (n * m * (d + 16) >= 2**26): blocks of frequencies
@@ -70,15 +73,19 @@ def test_trig_kernels_do_not_depend_on_the_cut(seed, n, m, lo, span, cuts, dtype
            st.tuples(st.integers(1, 40), st.integers(1, 300), st.integers(1, 40))),
        log_scale=st.floats(-1, 6.5),
        features=st.sampled_from(["paired", "phase"]),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_rff_bit_identical_for_1_and_2_threads(seed, shape, log_scale, features, dtype):
-    """Random shapes (up to large projections, |w'x| up to ~1e7), both maps, both dtypes:
-    n_threads=1 and 2 give the same bits."""
+       dtype=st.sampled_from([np.float32, np.float64]),
+       blas=st.sampled_from([1, None]))
+def test_rff_bit_identical_for_1_and_2_threads(seed, shape, log_scale, features, dtype, blas):
+    """Random shapes (up to large projections, |w'x| up to ~1e7), both maps, both dtypes,
+    under a single-threaded BLAS (threadpool_limits(1): the fused path) and under the process's
+    own BLAS threads (the BLAS-threaded path): n_threads=1 and 2 give the same bits."""
     n, m, d = shape
     rng = np.random.default_rng(seed)
     X = (rng.standard_normal((n, d)) * (10.0 ** log_scale / np.sqrt(d))
          * 10.0 ** rng.uniform(-1, 0, size=(n, 1))).astype(dtype)
     width = 2 * m if features == "paired" else m
-    Z = [RandomFourierFeatures(width, features=features, random_state=seed % 1000, n_threads=t)
-         .fit(X).transform(X) for t in (1, 2)]
+    limit = nullcontext() if blas is None else threadpool_limits(limits=blas, user_api="blas")
+    with limit:
+        Z = [RandomFourierFeatures(width, features=features, random_state=seed % 1000,
+                                   n_threads=t).fit(X).transform(X) for t in (1, 2)]
     assert_array_equal(Z[0], Z[1])

@@ -149,28 +149,36 @@ def test_errors():
 
 
 def test_compiled_kernel_guards():
+    """One entry point per output (no mode integer); inconsistent shapes, a bad log_d or thread
+    count are clear errors; the kernel allocates its own per-thread scratch (no argument)."""
     from randfeat._lib import _sorf
     X = np.zeros((2, 4))
     signs = np.ones((1, 3, 4), dtype=np.int8)
     out = np.empty((2, 8))
     with pytest.raises(ValueError, match="inconsistent parameter"):
-        _sorf.sorf_transform(X, np.ones((1, 2, 4), dtype=np.int8), np.empty(0), out,
-                             np.empty((1, 4)), 2, 1.0, 1.0, 4, 0, 1)
-    with pytest.raises(ValueError, match="inconsistent buffers"):
-        _sorf.sorf_transform(X, signs, np.empty(0), np.empty((2, 7)), np.empty((1, 4)), 2,
-                             1.0, 1.0, 4, 0, 1)
-    with pytest.raises(ValueError, match="scratch"):
-        _sorf.sorf_transform(X, signs, np.empty(0), out, np.empty((1, 3)), 2, 1.0, 1.0, 4, 0, 1)
+        _sorf.transform_paired(X, np.ones((1, 2, 4), dtype=np.int8), out, 2, 1.0, 1.0, 1)
+    with pytest.raises(ValueError, match="even number"):
+        _sorf.transform_paired(X, signs, np.empty((2, 7)), 2, 1.0, 1.0, 1)
+    with pytest.raises(ValueError, match="inconsistent parameter"):   # 2 n_freq = 10 > 2 d
+        _sorf.transform_paired(X, signs, np.empty((2, 10)), 2, 1.0, 1.0, 1)
+    with pytest.raises(ValueError, match="offsets"):
+        _sorf.transform_phase(X, signs, np.zeros(3), np.empty((2, 4)), 2, 1.0, 1.0, 1)
+    with pytest.raises(ValueError, match="rows"):
+        _sorf.project(X, signs, np.empty((3, 4)), 2, 1.0, 1)
     with pytest.raises(ValueError, match="log_d"):
-        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 31, 1.0, 1.0, 4, 0, 1)
+        _sorf.transform_paired(X, signs, out, 31, 1.0, 1.0, 1)
     with pytest.raises(ValueError, match="n_threads"):
-        _sorf.sorf_transform(X, signs, np.empty(0), out, None, 2, 1.0, 1.0, 4, 0, 40000)
-    # the policy's own scratch (None) and a caller's scratch give the same bits
-    a, b = np.empty((2, 8)), np.empty((2, 8))
-    Xr = np.arange(8.0).reshape(2, 4)
-    _sorf.sorf_transform(Xr, signs, np.empty(0), a, None, 2, 0.25, 0.5, 4, 0, 2)
-    _sorf.sorf_transform(Xr, signs, np.empty(0), b, np.empty((1, 4)), 2, 0.25, 0.5, 4, 0, 2)
-    assert np.array_equal(a, b)
+        _sorf.transform_paired(X, signs, out, 2, 1.0, 1.0, 40000)
+    # the three entry points agree: paired = mult [cos p, sin p], phase = mult cos(p + b)
+    rng = np.random.default_rng(0)
+    Xr, sg = rng.standard_normal((5, 4)), rng.choice([-1, 1], size=(1, 3, 4)).astype(np.int8)
+    p, pa, ph = np.empty((5, 4)), np.empty((5, 8)), np.empty((5, 4))
+    b = rng.uniform(0, 2 * np.pi, 4)
+    _sorf.project(Xr, sg, p, 2, 0.25, 2)
+    _sorf.transform_paired(Xr, sg, pa, 2, 0.25, 0.5, 2)
+    _sorf.transform_phase(Xr, sg, b, ph, 2, 0.25, 0.5, 2)
+    np.testing.assert_allclose(pa, 0.5 * np.hstack([np.cos(p), np.sin(p)]), atol=1e-15)
+    np.testing.assert_allclose(ph, 0.5 * np.cos(p + b), atol=1e-15)
 
 
 @pytest.mark.parametrize("d", [16, 256])

@@ -20,6 +20,11 @@ fastfood   Fastfood's raw projections V x (``_project``) against the explicit de
            cos/sin of those projections; n_threads 1 and 2 bit-identical.
 sorf       StructuredOrthogonalFeatures against its explicit matrix (sqrt(d)/sigma) H D1 H D2
            H D3 (when the fitted attributes are present).
+binning    RandomBinningFeatures, exact and hashing modes, float32/float64, 1-70 dimensions
+           (multi-word cell keys), rows on the cell edges u + k * pitch and one ulp either
+           side: Z Z' * P against the collision counts of NumPy's floor((x - u) / pitch) cell
+           coordinates (exact mode: only cells occupied at fit), column indices in range,
+           n_threads 1 and 2 identical, fit_transform == fit + transform.
 
 Exit status 0 when every example passed; the first failing example is printed by hypothesis.
 """
@@ -261,7 +266,95 @@ def fuzz_sorf(examples):
     run()
 
 
-TARGETS = {"fwht": fuzz_fwht, "rff": fuzz_rff, "fastfood": fuzz_fastfood, "sorf": fuzz_sorf}
+# ---------------------------------------------------------------------------------- binning
+
+def _binning_cells(X, shifts, inv_widths):
+    """Cell coordinates floor((x - u) * r) of every row in every grid, (P, n, d), float64
+    arithmetic as the kernel does it (x widened to float64 first)."""
+    Xd = X.astype(np.float64)
+    return np.floor((Xd[None, :, :] - shifts[:, None, :]) * inv_widths[:, None, :])
+
+
+@st.composite
+def _binning_case(draw):
+    n_fit = draw(st.integers(1, 40))
+    n_new = draw(st.integers(1, 30))
+    d = draw(st.sampled_from([1, 2, 3, 5, 8, 17, 33, 70]))
+    P = draw(st.integers(1, 6))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    sigma = draw(st.sampled_from([0.05, 0.3, 1.0, 4.0, 50.0]))
+    hash_size = draw(st.sampled_from([None, None, 1, 7, 64]))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    return n_fit, n_new, d, P, dtype, sigma, hash_size, seed
+
+
+def fuzz_binning(examples):
+    """RandomBinningFeatures (exact and hashing modes) against the collision counts of the
+    cell coordinates computed in NumPy: new rows mix training rows, fresh rows and points
+    placed on the cell edges u + k * pitch (and one ulp either side) of the fitted grids."""
+    from randfeat import RandomBinningFeatures
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(_binning_case())
+    def run(case):
+        n_fit, n_new, d, P, dtype, sigma, hash_size, seed = case
+        rng = np.random.default_rng(seed)
+        Xf = (rng.integers(-6, 7, size=(n_fit, d)) * 0.25).astype(dtype)  # ties and collisions
+        est = RandomBinningFeatures(n_grids=P, sigma=sigma, hash_size=hash_size,
+                                    random_state=seed % 977, n_threads=1).fit(Xf)
+        st_ = est._fitted_state()["_fitted"]
+        shifts, inv = np.asarray(st_.shifts), np.asarray(st_.inv_widths)
+        widths = 1.0 / inv
+        # new rows: training rows, fresh rows, and cell edges of a random grid
+        rows = [Xf[rng.integers(0, n_fit, size=n_new // 3 + 1)],
+                rng.standard_normal((n_new // 3 + 1, d)).astype(dtype)]
+        g = rng.integers(0, P)
+        k = rng.integers(-3, 4, size=(n_new // 3 + 1, d))
+        edge = shifts[g] + k * widths[g]
+        step = rng.integers(-1, 2, size=edge.shape)  # the edge, or one ulp below / above
+        edge = np.where(step < 0, np.nextafter(edge, -np.inf),
+                        np.where(step > 0, np.nextafter(edge, np.inf), edge))
+        rows.append(edge.astype(dtype))
+        X = np.vstack(rows)
+        X0 = X.copy()
+        Z = est.transform(X)
+        assert np.array_equal(X, X0), "transform modified its input"
+        Z2 = est.set_params(n_threads=2).transform(X)
+        assert (Z != Z2).nnz == 0, "n_threads=1 and 2 differ"
+        n_cols = est.n_columns_ if hasattr(est, "n_columns_") else Z.shape[1]
+        assert Z.shape == (X.shape[0], n_cols)
+        assert Z.indices.size == 0 or (Z.indices.min() >= 0 and Z.indices.max() < n_cols)
+        cx = _binning_cells(X, shifts, inv)         # (P, n, d)
+        cf = _binning_cells(Xf, shifts, inv)
+        same = np.all(cx[:, :, None, :] == cx[:, None, :, :], axis=-1)  # (P, n, n)
+        if hash_size is None:
+            seen = np.stack([(cx[p][:, None, :] == cf[p][None, :, :]).all(-1).any(-1)
+                             for p in range(P)])  # (P, n): cell occupied at fit
+            assert np.array_equal(np.diff(Z.indptr), seen.sum(axis=0)), "entries per row"
+            count = (same & seen[:, :, None]).sum(axis=0)
+        else:
+            assert np.all(np.diff(Z.indptr) == P), "hashing mode: one entry per grid"
+            cols = Z.indices.reshape(-1, P)
+            assert np.all((cols // hash_size) == np.arange(P)[None, :]), "grid column ranges"
+            for p in range(P):  # equal cells share a column (the converse holds w.h.p. only)
+                eq = cols[:, p][:, None] == cols[:, p][None, :]
+                assert np.all(eq[same[p]]), "a cell mapped to two columns"
+            count = None
+        G = (Z @ Z.T).toarray().astype(np.float64) * P
+        if count is not None:
+            assert np.allclose(G, count, rtol=0, atol=1e-4 * P), "collision counts differ"
+        else:
+            assert np.all(G >= same.sum(axis=0) - 1e-4 * P), "collisions lost"
+        Zft = RandomBinningFeatures(n_grids=P, sigma=sigma, hash_size=hash_size,
+                                    random_state=seed % 977).fit_transform(Xf)
+        assert (Zft != est.transform(Xf)).nnz == 0, "fit_transform differs from fit.transform"
+
+    run()
+
+
+TARGETS = {"fwht": fuzz_fwht, "rff": fuzz_rff, "fastfood": fuzz_fastfood, "sorf": fuzz_sorf,
+           "binning": fuzz_binning}
 
 
 def main(argv=None):

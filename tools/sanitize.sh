@@ -4,13 +4,16 @@
 # fuzz harness (tools/fuzz_kernels.py, exact NumPy references) under them.  Prints the number
 # of sanitizer reports and exits non-zero unless it is 0 and every test passed.
 #
-#   tools/sanitize.sh                      # default budget (CI: < 3 min on 2 idle cores)
+#   tools/sanitize.sh                      # default budget, run by .ci/run (~3 min on 2 cores)
 #   RANDFEAT_SANITIZE_EXAMPLES=1000 RANDFEAT_SANITIZE_TESTS=full tools/sanitize.sh
 #
 # Environment: RANDFEAT_SANITIZE_DIR (scratch directory; default a new mktemp dir, removed at
 # the end unless RANDFEAT_SANITIZE_KEEP=1), RANDFEAT_SANITIZE_EXAMPLES (fuzz inputs per
-# target, default 60), RANDFEAT_SANITIZE_TESTS ("small": the kernel tests, default; "full":
-# the whole suite), CC (default gcc).  Needs gcc (or clang) with libasan and libubsan.
+# target, default 60), RANDFEAT_SANITIZE_TESTS ("small": the kernel and binning tests, default;
+# "full": the whole suite), RANDFEAT_SANITIZE_JOBS (parallel compile jobs, default 2),
+# RANDFEAT_SANITIZE_OPT (optimisation level of the instrumented build, default -O1), CC (default
+# gcc), RANDFEAT_SANITIZE_MISSING_STATUS (exit status when the compiler has no sanitizer
+# runtimes: default 0, the run is skipped with a message).  Needs gcc with libasan, libubsan.
 #
 # Python itself is not instrumented, so libasan is LD_PRELOADed; leak detection is off (the
 # interpreter's own allocations would be reported).  Tests that cannot run under ASan are
@@ -32,6 +35,14 @@ SRC=$SCRATCH/src
 LOGS=$SCRATCH/logs
 rm -rf "$SRC" "$LOGS"; mkdir -p "$SRC" "$LOGS"
 
+ASAN_RT=$($CC -print-file-name=libasan.so)
+UBSAN_RT=$($CC -print-file-name=libubsan.so)
+if [[ ! -e "$ASAN_RT" || ! -e "$UBSAN_RT" ]]; then
+    # gcc prints the bare name when it has no such runtime
+    echo "== sanitizer run SKIPPED: $CC has no libasan/libubsan runtime (got '$ASAN_RT', '$UBSAN_RT')"
+    exit "${RANDFEAT_SANITIZE_MISSING_STATUS:-0}"
+fi
+
 echo "== copying the checkout (tracked and new files) to $SRC"
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard \
     | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' \
@@ -39,12 +50,10 @@ echo "== copying the checkout (tracked and new files) to $SRC"
 
 echo "== building with -fsanitize=address,undefined ($CC)"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
-(cd "$SRC" && CC=$CC CFLAGS="$SAN" LDFLAGS="$SAN" \
-    python setup.py build_ext --inplace -j 1 > "$LOGS/build.log" 2>&1) \
+(cd "$SRC" && CC=$CC CFLAGS="$SAN" LDFLAGS="$SAN" RANDFEAT_OPT=${RANDFEAT_SANITIZE_OPT:--O1} \
+    python setup.py build_ext --inplace -j "${RANDFEAT_SANITIZE_JOBS:-2}" > "$LOGS/build.log" 2>&1) \
     || { tail -30 "$LOGS/build.log"; echo "build failed"; exit 2; }
 
-ASAN_RT=$($CC -print-file-name=libasan.so)
-UBSAN_RT=$($CC -print-file-name=libubsan.so)
 export LD_PRELOAD="$ASAN_RT $UBSAN_RT"
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=99:log_path=$LOGS/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=98:log_path=$LOGS/ubsan"
@@ -57,7 +66,8 @@ if [[ "$TESTS" == full ]]; then
     SEL=(tests)
 else
     SEL=(tests/test_hadamard.py tests/test_fourier.py tests/test_fastfood.py
-         tests/test_compiled_policy.py tests/test_rff_determinism.py)
+         tests/test_compiled_policy.py tests/test_rff_determinism.py
+         tests/test_binning.py tests/test_binning_robust.py)
     [[ -e tests/test_sorf.py ]] && SEL+=(tests/test_sorf.py)
 fi
 python -m pytest -q -p no:cacheprovider -x "${SEL[@]}" \

@@ -93,6 +93,8 @@ def _run(params, seed, progress):
                 errs.append(_errors(Z, K, Ds))
                 if progress is not None:
                     progress.tick()
+            # identical replicates (e.g. unscrambled QMC points) carry no spread to test with
+            mc.check_not_degenerate(np.asarray(errs), f"{s} Gram errors (d = {d})")
             rows.append(dict(d=d, sampling=s, Ds=Ds, err=np.asarray(errs).tolist()))
     return dict(R=params["R"], n=params["n"], D_test=params["D_test"], rows=rows)
 
@@ -156,9 +158,42 @@ def verdict(res):
              "flattening toward -1/2 as d grows."]
     summary = (f"QMC error below iid confirmed in {m - len(fails)} of {m} tests (max p = "
                f"{pmax:.2g} vs level {level:.2g})")
+    ratio_fail, slope_fail = _power(res, by, ds, Ds, cells, level)
+    power = (f"a QMC map whose geometric-mean error is above {np.median(ratio_fail):.3f}x iid's "
+             f"at a tested (d, D) (median over cells; {np.min(ratio_fail):.3f}x to "
+             f"{np.max(ratio_fail):.3f}x), i.e. with less than that advantage (iid points in "
+             f"disguise: 1x), or whose fitted slope is less than {np.median(slope_fail):.3f} "
+             f"steeper than iid's, fails with probability >= 0.9 (one-sided Welch at "
+             f"{level:.1e}, R = {res['R']} fits)")
     return dict(verdict="fail" if fails else "pass",
-                statistic={"max_p": pmax, "level": level, "n_tests": m, "failed": fails},
-                tightness=None, summary=summary, table=table, notes=notes)
+                statistic={"max_p": pmax, "level": level, "n_tests": m, "failed": fails,
+                           "fail_above_ratio_median": float(np.median(ratio_fail))},
+                tightness=None, summary=summary, table=table, notes=notes, power=power)
+
+
+def _welch_margin(a, b, level):
+    """(t_level - t_0.9) se of mean(a) - mean(b) (Welch df): a true difference above
+    -margin is NOT confirmed below zero with probability >= 0.9."""
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    se = np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return float((_st.t.isf(level, df) - _st.t.isf(0.1, df)) * se)
+
+
+def _power(res, by, ds, Ds, cells, level):
+    """Per tested cell the error ratio QMC/iid above which the advantage is not confirmed with
+    probability >= 0.9, and per (d, method) the slope difference below which it is not."""
+    ratio, slope = [], []
+    for d in ds:
+        iid = np.log(np.asarray(by[(d, "iid")]["err"]))
+        sl_iid = _slopes(by[(d, "iid")]["err"], Ds)
+        for s in SAMPLINGS[1:]:
+            le = np.log(np.asarray(by[(d, s)]["err"]))
+            slope.append(_welch_margin(_slopes(by[(d, s)]["err"], Ds), sl_iid, level))
+            for j, D in enumerate(Ds):
+                if D in cells(d):
+                    ratio.append(float(np.exp(-_welch_margin(le[:, j], iid[:, j], level))))
+    return np.asarray(ratio), np.asarray(slope)
 
 
 def plot(res):

@@ -26,7 +26,9 @@ DESIGN = ("Gaussian kernel, sigma = 1, d a power of two (no padding), Delta = z 
           "(analysis.orf_theory), which SORF imitates. Detects: a missing Hadamard normalisation "
           "(rows of length d/sigma instead of sqrt(d)/sigma), a wrong bandwidth large enough to "
           "exceed the (loose) bound, a map without the orthogonal variance reduction (e.g. iid "
-          "rows).")
+          "rows). Does NOT detect SORF with one of its sign diagonals D_i dropped (its mean "
+          "moves by > 5 se, far inside Thm 3's bound, and its variance is still reduced; "
+          "tests/test_mutants.py).")
 COST = 1
 ALPHA = 1e-5
 VAR_D_MIN, VAR_Z = 16, (0.5, 1.0)
@@ -72,12 +74,13 @@ def run(params, seed, progress=None):
         v_rff = orf_theory.rff_var_term(zs) / d
         _, mean, se = stats.z_test_mean(est, k)
         lo, s2, hi = stats.variance_limits(est, level)
+        _, nu = stats._variance_law(est, 0)
         rows.append(dict(d=d, z=zs.tolist(), mean=mean.tolist(), se=se.tolist(),
                          bias=(mean - k).tolist(), bound=orf_theory.sorf_bias_bound(zs, d).tolist(),
                          orf_unit_bias=(orf_theory.orf_unit_mean(zs, d) - k).tolist(),
                          var=s2.tolist(), v_rff=v_rff.tolist(),
                          ratio=(s2 / v_rff).tolist(), ratio_lo=(lo / v_rff).tolist(),
-                         ratio_hi=(hi / v_rff).tolist()))
+                         ratio_hi=(hi / v_rff).tolist(), nu=np.asarray(nu).tolist()))
     return dict(R=params["R"], rows=rows)
 
 
@@ -127,10 +130,31 @@ def verdict(res):
     summary = (f"bias at most {tight:.3g} x the Thm 3 bound (upper limits); variance reduction "
                f"confirmed in {n_var - sum(f.startswith('variance') for f in fails)} of {n_var} "
                f"tested cells")
+    from scipy.stats import chi2, norm
+
+    z90 = float(norm.ppf(0.9))
+    ses = np.array([x for r in res["rows"] for x in r["se"]])
+    # (a) a bias rejected w.p. >= 0.9: |bias| >= bound + (zc + z90) se, i.e. the bound too
+    # tight by the factor (bound + (zc + z90) se) / bound relative to the true bias
+    over = np.array([(b + (zc + z90) * se) / b for r in res["rows"]
+                     for b, se in zip(r["bound"], r["se"], strict=True)])
+    # (b) no variance reduction seen w.p. >= 0.9 when the true ratio is >= r_star: the upper
+    # limit s2 nu / chi2_ppf(level, nu) / v_rff reaches 1 when s2/v_rff >= chi2_ppf(level)/nu
+    nus = [x for r in res["rows"] for z, x in zip(r["z"], r["nu"], strict=True)
+           if _tested_var(r["d"], z)]
+    r_star = (float(np.max([chi2.ppf(level, n) / chi2.ppf(0.1, n) for n in nus]))
+              if nus else float("nan"))
+    power = (f"bias: a true |bias| above the Thm 3 bound by {(zc + z90) * np.median(ses):.4f} "
+             f"(median; kernel units), i.e. above {np.min(over):.3f}x to {np.max(over):.2f}x "
+             f"the bound (the bound is >= {1 / max(tight, 1e-300):.0f}x the |bias| upper limits, "
+             f"so only gross errors reach it); variance: a map whose Var_SORF/Var_RFF is "
+             f">= {r_star:.3f} at one tested cell (no reduction: iid rows give 1) fails; "
+             f"probability >= 0.9 at per-comparison level {level:.1e}, R = {res['R']} blocks")
     return dict(verdict="fail" if fails else "pass",
                 statistic={"max_bias_over_bound": tight, "z_threshold": zc,
-                           "n_comparisons": m, "failed": fails},
-                tightness=tight, summary=summary, table=table, notes=notes)
+                           "n_comparisons": m, "failed": fails,
+                           "detectable_variance_ratio": r_star},
+                tightness=tight, summary=summary, table=table, notes=notes, power=power)
 
 
 def plot(res):

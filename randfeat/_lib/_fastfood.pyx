@@ -30,21 +30,17 @@ set -- parameters about n*(1/8 + 4 + 2*sizeof(floating)) bytes (<= 0.8 MB at n =
 float32), two d-long scratch vectors and the output row -- stays in this CPU's 1 MB L2 / shared
 L3, and every output value is written once, so a block-outer tiling was not needed at the
 benchmark sizes.
-Scratch buffers (one per thread, allocated by this function once per call after the thread
-count is set by ``_policy.effective_threads``) are reused for every row; a row's result depends
-on that row only, so the output is bit-identical for every thread count.
+Entry points: ``transform_paired`` ([cos, sin] * mult), ``transform_phase`` (cos(. + offset) *
+mult) and ``project`` (the raw projections V x, used by tests and analysis).  Memory: the caller
+allocates every array; the per-thread scratch (two d-long vectors per thread) is allocated by
+the one row loop of ``_rowmaps.pxd`` (the rule of ``_policy.pxd``) and reused for every row; a
+row's result depends on that row only, so the output is bit-identical for every thread count.
 """
-import numpy as np
-
 from cython cimport floating
-from cython.parallel cimport prange
 
 from randfeat._lib._cpu cimport (ff_gather_double, ff_gather_float, ff_scale_double,
-                                 ff_scale_float, ff_signs_double, ff_signs_float, fwht_inplace,
-                                 paired_row, phase_row)
-from randfeat._lib._openmp cimport omp_get_thread_num
-from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
-                                    interrupt_init, interrupted, raise_if_interrupted)
+                                 ff_scale_float, ff_signs_double, ff_signs_float, fwht_inplace)
+from randfeat._lib._rowmaps cimport PAIRED, PHASE, PROJECTIONS, Output, finish_row, run_rows
 
 
 cdef inline void _apply_signs(floating *u, const floating *x, const unsigned char *bits,
@@ -57,11 +53,11 @@ cdef inline void _apply_signs(floating *u, const floating *x, const unsigned cha
 
 
 cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
-               const unsigned char *Bbits, Py_ssize_t bits_stride, const int *P,
-               const floating *G, const floating *S,
-               const floating *offsets, floating scale, floating mult,
-               Py_ssize_t n_blocks, Py_ssize_t n_freq, int mode,
-               floating *out, floating *u, floating *w) noexcept nogil:
+              const unsigned char *Bbits, Py_ssize_t bits_stride, const int *P,
+              const floating *G, const floating *S,
+              const floating *offsets, floating scale, floating mult,
+              Py_ssize_t n_blocks, Py_ssize_t n_freq, Output what,
+              floating *out, floating *u, floating *w) noexcept nogil:
     """All blocks of one row: u, w are scratch buffers of d = 2**log_d values.  ``Bbits`` has
     ``bits_stride`` bytes per block; G has d entries per block, S only the n_freq used rows.
     Returns 1 when a projection was not finite (overflow: the row's features are NaN), -1 when
@@ -97,108 +93,131 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d,
             ff_scale_float(out + start, w, Sb, scale, m)
         else:
             ff_scale_double(out + start, w, Sb, scale, m)
-    # trigonometric part in place on the row (vectorised, shared with RandomFourierFeatures)
-    if mode == 0:
-        return paired_row(out, n_freq, mult)
-    elif mode == 1:
-        return phase_row(out, offsets, n_freq, mult)
-    return 0
+    return finish_row(out, n_freq, offsets, mult, what)
 
 
-def fastfood_transform(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
-                       const int[:, ::1] P, const floating[:, ::1] G,
-                       const floating[::1] S, const floating[::1] offsets,
-                       floating[:, ::1] out, scratch, int log_d,
-                       double scale, double mult,
-                       Py_ssize_t n_freq, int mode, int n_threads):
-    """Fill ``out`` with the Fastfood features of every row of ``X`` (rows in parallel).
+cdef struct Args:
+    # One call's operands (pointers into the caller's arrays), read by every row.
+    const void *X
+    Py_ssize_t d_in
+    int log_d
+    const unsigned char *Bbits
+    Py_ssize_t bits_stride
+    const int *P
+    const void *G
+    const void *S
+    const void *offsets        # PHASE only, else NULL
+    double scale
+    double mult
+    Py_ssize_t n_blocks
+    Py_ssize_t n_freq
+    Output what
+    void *out
+    Py_ssize_t ldo             # output row stride (values)
 
-    Shapes (checked by the caller; the parameter shapes are re-checked here because reading
-    past them would be out of bounds): X (n, d_in) with d_in <= d = 2**log_d; Bbits
-    (n_blocks, ceil(d / 8)) uint8, the packed signs; P, G (n_blocks, d) with
-    n_blocks * d >= n_freq; S (n_freq,); offsets (n_freq,) (mode 1; ignored otherwise);
-    out (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2.  ``scratch`` is None (this
-    function allocates one (threads, 2 d) row per thread, the thread count set by the policy of
-    ``_policy.pxd``) or such a C-contiguous array of X's dtype (then at most as many threads as
-    it has rows).  ``mult`` multiplies every trigonometric feature (1/sqrt(n_freq) or
-    sqrt(2/n_freq)).  Returns the number of rows with a non-finite projection (overflow; their
-    features are NaN), 0 normally.  Raises ValueError for n_threads outside 1..1024 or
-    log_d outside 0..30, RuntimeError when the FWHT kernel refuses a row, KeyboardInterrupt on
-    Ctrl-C (within about a millisecond of work).
-    """
-    cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1]
-    cdef Py_ssize_t d
-    cdef Py_ssize_t n_blocks = Bbits.shape[0]
-    cdef Py_ssize_t bits_stride = Bbits.shape[1]
-    cdef Py_ssize_t i
-    check_threads(n_threads)
+
+cdef int _row_float(const void *args, Py_ssize_t i, void *scratch) noexcept nogil:
+    cdef const Args *a = <const Args *>args
+    cdef float *u = <float *>scratch
+    return _row(<const float *>a.X + i * a.d_in, a.d_in, a.log_d, a.Bbits, a.bits_stride, a.P,
+                <const float *>a.G, <const float *>a.S, <const float *>a.offsets,
+                <float>a.scale, <float>a.mult, a.n_blocks, a.n_freq, a.what,
+                <float *>a.out + i * a.ldo, u, u + ((<Py_ssize_t>1) << a.log_d))
+
+
+cdef int _row_double(const void *args, Py_ssize_t i, void *scratch) noexcept nogil:
+    cdef const Args *a = <const Args *>args
+    cdef double *u = <double *>scratch
+    return _row(<const double *>a.X + i * a.d_in, a.d_in, a.log_d, a.Bbits, a.bits_stride,
+                a.P, <const double *>a.G, <const double *>a.S, <const double *>a.offsets,
+                a.scale, a.mult, a.n_blocks, a.n_freq, a.what,
+                <double *>a.out + i * a.ldo, u, u + ((<Py_ssize_t>1) << a.log_d))
+
+
+cdef Py_ssize_t _run(str where, const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
+                     const int[:, ::1] P, const floating[:, ::1] G, const floating[::1] S,
+                     const floating *offsets, floating[:, ::1] out, int log_d, double scale,
+                     double mult, Output what, int n_threads) except -1:
+    """Checks (the parameter shapes are re-checked because reading past them would be out of
+    bounds), then every row through ``_rowmaps.run_rows``."""
+    cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1], n_freq = S.shape[0]
+    cdef Py_ssize_t n_blocks = Bbits.shape[0], d, width
+    cdef Args a
     if log_d < 0 or log_d > 30:
-        raise ValueError(f"fastfood_transform: log_d={log_d} is outside 0..30 (the FWHT's "
-                         "largest length is 2**30)")
+        raise ValueError(f"{where}: log_d={log_d} is outside 0..30 (the FWHT's largest length "
+                         "is 2**30)")
     d = (<Py_ssize_t>1) << log_d
-    if (bits_stride != (d + 7) // 8 or P.shape[0] != n_blocks or P.shape[1] != d
-            or G.shape[0] != n_blocks or G.shape[1] != d or S.shape[0] != n_freq
-            or n_blocks * d < n_freq or d_in > d):
+    if (Bbits.shape[1] != (d + 7) // 8 or P.shape[0] != n_blocks or P.shape[1] != d
+            or G.shape[0] != n_blocks or G.shape[1] != d or n_blocks * d < n_freq or d_in > d):
         raise ValueError(
-            f"fastfood_transform: inconsistent parameter shapes for d={d}, n_freq={n_freq}: "
+            f"{where}: inconsistent parameter shapes for d={d}, n_freq={n_freq}: "
             f"Bbits ({Bbits.shape[0]}, {Bbits.shape[1]}), P ({P.shape[0]}, {P.shape[1]}), "
             f"G ({G.shape[0]}, {G.shape[1]}), S ({S.shape[0]},), "
             f"X ({X.shape[0]}, {X.shape[1]})")
-    if (out.shape[0] != n or out.shape[1] != (2 * n_freq if mode == 0 else n_freq)
-            or (mode == 1 and offsets.shape[0] != n_freq) or mode < 0 or mode > 2):
-        raise ValueError(
-            f"fastfood_transform: inconsistent buffers for mode={mode}, n_freq={n_freq}, "
-            f"d={d}: out ({out.shape[0]}, {out.shape[1]}), "
-            f"offsets ({offsets.shape[0]},), X ({n}, {d_in})")
-    cdef floating sc = <floating>scale
-    cdef floating mu = <floating>mult
-    cdef int t, r, nt
-    cdef Py_ssize_t n_bad = 0, n_err = 0
-    cdef const floating *off = &offsets[0] if offsets.shape[0] > 0 else NULL
-    cdef floating[:, ::1] scr
-    cdef Interrupt intr
+    width = 2 * n_freq if what == PAIRED else n_freq
+    if out.shape[0] != n or out.shape[1] != width:
+        raise ValueError(f"{where}: out ({out.shape[0]}, {out.shape[1]}) must be ({n}, {width}) "
+                         f"for n_freq={n_freq} (S has n_freq entries), X ({n}, {d_in})")
     if n == 0 or n_freq == 0:
         return 0
+    a.X = &X[0, 0]
+    a.d_in = d_in
+    a.log_d = log_d
+    a.Bbits = &Bbits[0, 0]
+    a.bits_stride = Bbits.shape[1]
+    a.P = &P[0, 0]
+    a.G = &G[0, 0]
+    a.S = &S[0]
+    a.offsets = offsets
+    a.scale = scale
+    a.mult = mult
+    a.n_blocks = n_blocks
+    a.n_freq = n_freq
+    a.what = what
+    a.out = &out[0, 0]
+    a.ldo = out.shape[1]
     # one row per item; a row costs about n_blocks * d * (2 log d + 6) operations
-    nt = effective_threads(n_threads, n, n * n_blocks * d, 2 * d)
-    if scratch is None:
-        scr = np.empty((nt, 2 * d), dtype=np.float32 if floating is float else np.float64)
-    else:
-        scr = scratch
-        if scr.shape[1] < 2 * d or scr.shape[0] < 1:
-            raise ValueError(f"fastfood_transform: scratch ({scr.shape[0]}, {scr.shape[1]}) "
-                             f"needs at least one row of {2 * d} values")
-        if nt > scr.shape[0]:
-            nt = <int>scr.shape[0]
-    ensure_threads(nt)
-    interrupt_init(&intr, n_blocks * d * (2 * log_d + 6))
-    with nogil:
-        if nt == 1:
-            for i in range(n):
-                if interrupted(&intr):
-                    break
-                r = _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0],
-                         &G[0, 0], &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
-                         &scr[0, 0], &scr[0, d])
-                if r < 0:
-                    n_err = n_err + 1
-                else:
-                    n_bad = n_bad + r
-        else:
-            for i in prange(n, schedule="static", num_threads=nt):
-                if interrupted(&intr):
-                    continue
-                # this thread's scratch row (allocated once per call, reused for every row)
-                t = omp_get_thread_num()
-                r = _row(&X[i, 0], d_in, log_d, &Bbits[0, 0], bits_stride, &P[0, 0], &G[0, 0],
-                         &S[0], off, sc, mu, n_blocks, n_freq, mode, &out[i, 0],
-                         &scr[t, 0], &scr[t, d])
-                if r < 0:
-                    n_err += 1
-                else:
-                    n_bad += r
-    raise_if_interrupted(&intr)
-    if n_err:
-        raise RuntimeError(f"fastfood_transform: the FWHT kernel refused {n_err} of {n} rows "
-                           f"(length 2**{log_d})")
-    return n_bad
+    return run_rows(where, _row_float if floating is float else _row_double, &a, n, n_threads,
+                    n * n_blocks * d, 2 * d, n_blocks * d * (2 * log_d + 6),
+                    2 * d * sizeof(floating))
+
+
+def transform_paired(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
+                     const int[:, ::1] P, const floating[:, ::1] G, const floating[::1] S,
+                     floating[:, ::1] out, int log_d, double scale, double mult,
+                     int n_threads):
+    """out = mult * [cos(V X^T), sin(V X^T)]^T for every row of X (rows in parallel).
+
+    Shapes: X (n, d_in) with d_in <= d = 2**log_d; Bbits (n_blocks, ceil(d / 8)) uint8, the
+    packed signs; P, G (n_blocks, d) with n_blocks * d >= n_freq; S (n_freq,); out
+    (n, 2 n_freq).  ``scale`` = 1/(sigma sqrt(d)) multiplies the projections, ``mult`` every
+    feature.  Returns the number of rows with a non-finite projection (overflow; their features
+    are NaN), 0 normally.  Raises ValueError for inconsistent shapes, n_threads outside
+    1..1024 or log_d outside 0..30, MemoryError when the per-thread scratch cannot be
+    allocated, RuntimeError when the FWHT kernel refuses a row, KeyboardInterrupt on Ctrl-C
+    (within about a millisecond of work)."""
+    return _run("fastfood transform_paired", X, Bbits, P, G, S, NULL, out, log_d, scale, mult,
+                PAIRED, n_threads)
+
+
+def transform_phase(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits,
+                    const int[:, ::1] P, const floating[:, ::1] G, const floating[::1] S,
+                    const floating[::1] offsets, floating[:, ::1] out, int log_d,
+                    double scale, double mult, int n_threads):
+    """out = mult * cos(V X^T + offsets)^T, out (n, n_freq), offsets (n_freq,); otherwise as
+    ``transform_paired``."""
+    if offsets.shape[0] != S.shape[0]:
+        raise ValueError(f"fastfood transform_phase: {offsets.shape[0]} offsets for "
+                         f"n_freq={S.shape[0]} (S has n_freq entries)")
+    return _run("fastfood transform_phase", X, Bbits, P, G, S,
+                &offsets[0] if offsets.shape[0] else NULL, out, log_d, scale, mult,
+                PHASE, n_threads)
+
+
+def project(const floating[:, ::1] X, const unsigned char[:, ::1] Bbits, const int[:, ::1] P,
+            const floating[:, ::1] G, const floating[::1] S, floating[:, ::1] out, int log_d,
+            double scale, int n_threads):
+    """out = (V X^T)^T, the raw projections, out (n, n_freq); otherwise as
+    ``transform_paired``."""
+    return _run("fastfood project", X, Bbits, P, G, S, NULL, out, log_d, scale, 1.0,
+                PROJECTIONS, n_threads)

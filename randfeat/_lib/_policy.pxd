@@ -53,8 +53,22 @@
 # a call that is not interrupted are unchanged: the check only reads a flag.
 #
 # Sequential loops (one thread) use the same calls: ``omp_get_thread_num()`` is 0 there.
+#
+# Who allocates memory (one rule for every kernel)
+# -------------------------------------------------
+# The Python layer (the estimator modules) allocates, validates and owns every array that
+# crosses the boundary: inputs, fitted parameters and the output.  A kernel never takes a
+# scratch buffer as an argument.  When it needs working memory for intermediate values (e.g. the
+# d-long vectors Fastfood and SORF push through the FWHT) it allocates ONE block of per-thread
+# scratch, after its thread count is fixed, with ``scratch_alloc`` (64-byte aligned rows, one per
+# thread; MemoryError naming the kernel and the size when it fails) and frees it with
+# ``scratch_free`` before returning, also on error and on Ctrl-C.  ``_rowmaps.run_rows`` does
+# both for the row maps.  The C sources (fwht.c, rff_trig.c, fastfood_block.c) never allocate:
+# they work in the buffers they are given.
 
 from cpython.exc cimport PyErr_Occurred, PyErr_SetNone
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
+from libc.stdint cimport uintptr_t
 
 
 cdef extern from *:
@@ -222,6 +236,22 @@ cdef inline bint interrupted(Interrupt *it) noexcept nogil:
     return False
 
 
+cdef inline bint interrupt_now(Interrupt *it) noexcept nogil:
+    """Between two sequential steps outside a parallel region (e.g. two BLAS calls): on the
+    master thread, take the GIL and run the signal handlers now, whatever ``it.left`` says.
+    True once the call was interrupted."""
+    if rf_policy_load(&it.stop):
+        return True
+    if rf_policy_thread_num() != 0:
+        return False
+    it.left = it.every
+    with gil:
+        if PyErr_CheckSignals() != 0:
+            rf_policy_store(&it.stop, 1)
+            return True
+    return False
+
+
 cdef inline int raise_if_interrupted(Interrupt *it) except -1:
     """After the ``nogil`` block: raise the pending exception of an interrupted loop (the one
     the signal handler raised, KeyboardInterrupt by default); 0 otherwise."""
@@ -230,3 +260,43 @@ cdef inline int raise_if_interrupted(Interrupt *it) except -1:
             PyErr_SetNone(KeyboardInterrupt)
         return -1
     return 0
+
+
+cdef struct Scratch:
+    void *raw               # what PyMem_RawMalloc returned (NULL: nothing to free)
+    char *base              # first row, 64-byte aligned
+    Py_ssize_t row_bytes    # bytes between two threads' rows (a multiple of 64)
+
+
+cdef inline int scratch_alloc(Scratch *s, int nt, Py_ssize_t row_bytes, str where) except -1:
+    """Per-thread scratch: ``nt`` rows of at least ``row_bytes`` bytes, each 64-byte aligned
+    (call with the GIL, after the thread count is fixed; free with ``scratch_free``).  Raises
+    MemoryError naming ``where`` and the size when the allocation fails."""
+    cdef Py_ssize_t rb = (row_bytes + 63) // 64 * 64
+    s.raw = NULL
+    s.base = NULL
+    s.row_bytes = rb
+    if nt < 1:
+        nt = 1
+    if rb > 0 and nt > (<Py_ssize_t>((<size_t>-1) >> 2)) // rb:
+        raise MemoryError(f"{where}: {nt} scratch rows of {row_bytes} bytes overflow the "
+                          "address space")
+    s.raw = PyMem_RawMalloc(<size_t>(nt * rb + 64))
+    if s.raw == NULL:
+        raise MemoryError(
+            f"{where}: could not allocate {nt} per-thread scratch rows of {row_bytes} bytes "
+            f"({nt * rb} bytes); pass a smaller n_threads")
+    s.base = <char *>((<uintptr_t>s.raw + 63) & ~(<uintptr_t>63))
+    return 0
+
+
+cdef inline void *scratch_row(const Scratch *s, int t) noexcept nogil:
+    """Thread ``t``'s scratch row."""
+    return s.base + t * s.row_bytes
+
+
+cdef inline void scratch_free(Scratch *s) noexcept nogil:
+    if s.raw != NULL:
+        PyMem_RawFree(s.raw)
+    s.raw = NULL
+    s.base = NULL

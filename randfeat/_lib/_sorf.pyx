@@ -12,23 +12,21 @@ in-place FWHT of ``_cpu.pxd``, Di_b diagonals of random signs) and writes the fe
 into the output row: per row and block, x is copied into a per-thread scratch buffer times
 ``scale`` and D3 (zero padded to d = 2**log_d), transformed by the FWHT, multiplied by D2,
 transformed, multiplied by D1, transformed, and its first m values are stored in the output row.
-Once all blocks are done the row is turned in place into [cos, sin] * mult (``mode`` 0) or
-cos(. + offset) * mult (``mode`` 1) by the trigonometric kernels of ``src/rff_trig.c`` (shared with
-RandomFourierFeatures and Fastfood), or left as the projections W x (``mode`` 2, used by tests).
+Once all blocks are done the row is turned in place into [cos, sin] * mult (``transform_paired``)
+or cos(. + offset) * mult (``transform_phase``) by the trigonometric kernels of
+``src/rff_trig.c`` (shared with RandomFourierFeatures and Fastfood), or left as the projections
+W x (``project``, used by tests).
 
 Signs are int8 (+-1), ``signs[b, i, k]`` for D(i+1) of block b; x * (+-1) is exact, and the
-scale is applied once, before the transforms.  A row's result depends on that row only and each
-thread has its own scratch row, so the output is bit-identical for every thread count.
+scale is applied once, before the transforms.  The caller allocates every array; the
+per-thread scratch row (d values) is allocated by the one row loop of ``_rowmaps.pxd`` (the rule
+of ``_policy.pxd``).  A row's result depends on that row only and each thread has its own
+scratch row, so the output is bit-identical for every thread count.
 """
-import numpy as np
-
 from cython cimport floating
-from cython.parallel cimport prange
 
-from randfeat._lib._cpu cimport fwht_inplace, paired_row, phase_row
-from randfeat._lib._openmp cimport omp_get_thread_num
-from randfeat._lib._policy cimport (Interrupt, check_threads, effective_threads, ensure_threads,
-                                    interrupt_init, interrupted, raise_if_interrupted)
+from randfeat._lib._cpu cimport fwht_inplace
+from randfeat._lib._rowmaps cimport PAIRED, PHASE, PROJECTIONS, Output, finish_row, run_rows
 
 from randfeat._lib._cpu import openmp_enabled  # noqa: F401
 
@@ -41,7 +39,7 @@ cdef inline void _mul_signs(floating *u, const signed char *s, Py_ssize_t d) noe
 
 cdef int _row(const floating *x, Py_ssize_t d_in, int log_d, const signed char *signs,
               const floating *offsets, floating scale, floating mult,
-              Py_ssize_t n_blocks, Py_ssize_t n_freq, int mode,
+              Py_ssize_t n_blocks, Py_ssize_t n_freq, Output what,
               floating *out, floating *u) noexcept nogil:
     """All blocks of one row; ``u`` is a scratch buffer of d = 2**log_d values, ``signs`` has
     3 d entries per block (D1, D2, D3).  Returns 1 when a projection was not finite, -1 when
@@ -70,97 +68,110 @@ cdef int _row(const floating *x, Py_ssize_t d_in, int log_d, const signed char *
             return -1
         for k in range(m):
             out[start + k] = u[k]
-    if mode == 0:
-        return paired_row(out, n_freq, mult)
-    elif mode == 1:
-        return phase_row(out, offsets, n_freq, mult)
-    return 0
+    return finish_row(out, n_freq, offsets, mult, what)
 
 
-def sorf_transform(const floating[:, ::1] X, const signed char[:, :, ::1] signs,
-                   const floating[::1] offsets, floating[:, ::1] out,
-                   scratch, int log_d, double scale, double mult,
-                   Py_ssize_t n_freq, int mode, int n_threads):
-    """Fill ``out`` with the SORF features of every row of ``X`` (rows in parallel).
+cdef struct Args:
+    # One call's operands (pointers into the caller's arrays), read by every row.
+    const void *X
+    Py_ssize_t d_in
+    int log_d
+    const signed char *signs
+    const void *offsets        # PHASE only, else NULL
+    double scale
+    double mult
+    Py_ssize_t n_blocks
+    Py_ssize_t n_freq
+    Output what
+    void *out
+    Py_ssize_t ldo             # output row stride (values)
 
-    Shapes (checked by the caller; re-checked here because reading past them would be out of
-    bounds): X (n, d_in), d_in <= d = 2**log_d; signs (n_blocks, 3, d) int8 with
-    n_blocks * d >= n_freq; offsets (n_freq,) for mode 1 (ignored otherwise); out
-    (n, 2 * n_freq) for mode 0, (n, n_freq) for modes 1 and 2.  ``scratch`` is None (this
-    function allocates one row of d values per thread, the thread count set by the policy of
-    ``_policy.pxd``) or such a C-contiguous array of X's dtype (then at most as many threads as
-    it has rows).  ``scale`` = 1/(sigma d) multiplies the projections, ``mult`` every
-    trigonometric feature.  Returns the number of rows with a non-finite projection (their
-    features are NaN).  Raises ValueError for n_threads outside 1..1024 or log_d outside 0..30,
-    RuntimeError when the FWHT kernel refuses a row, KeyboardInterrupt on Ctrl-C (within about
-    a millisecond of work).
-    """
-    cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1]
-    cdef Py_ssize_t d
-    cdef Py_ssize_t n_blocks = signs.shape[0]
-    cdef Py_ssize_t i
-    check_threads(n_threads)
+
+cdef int _row_float(const void *args, Py_ssize_t i, void *scratch) noexcept nogil:
+    cdef const Args *a = <const Args *>args
+    return _row(<const float *>a.X + i * a.d_in, a.d_in, a.log_d, a.signs,
+                <const float *>a.offsets, <float>a.scale, <float>a.mult, a.n_blocks, a.n_freq,
+                a.what, <float *>a.out + i * a.ldo, <float *>scratch)
+
+
+cdef int _row_double(const void *args, Py_ssize_t i, void *scratch) noexcept nogil:
+    cdef const Args *a = <const Args *>args
+    return _row(<const double *>a.X + i * a.d_in, a.d_in, a.log_d, a.signs,
+                <const double *>a.offsets, a.scale, a.mult, a.n_blocks, a.n_freq, a.what,
+                <double *>a.out + i * a.ldo, <double *>scratch)
+
+
+cdef Py_ssize_t _run(str where, const floating[:, ::1] X, const signed char[:, :, ::1] signs,
+                     const floating *offsets, floating[:, ::1] out, Py_ssize_t n_freq,
+                     int log_d, double scale, double mult, Output what,
+                     int n_threads) except -1:
+    """Checks (re-checked here because reading past the arrays would be out of bounds), then
+    every row through ``_rowmaps.run_rows``."""
+    cdef Py_ssize_t n = X.shape[0], d_in = X.shape[1], n_blocks = signs.shape[0], d
+    cdef Args a
     if log_d < 0 or log_d > 30:
-        raise ValueError(f"sorf_transform: log_d={log_d} is outside 0..30 (the FWHT's largest "
-                         "length is 2**30)")
+        raise ValueError(f"{where}: log_d={log_d} is outside 0..30 (the FWHT's largest length "
+                         "is 2**30)")
     d = (<Py_ssize_t>1) << log_d
     if (signs.shape[1] != 3 or signs.shape[2] != d or n_blocks * d < n_freq or d_in > d):
         raise ValueError(
-            f"sorf_transform: inconsistent parameter shapes for d={d}, n_freq={n_freq}: signs "
+            f"{where}: inconsistent parameter shapes for d={d}, n_freq={n_freq}: signs "
             f"({signs.shape[0]}, {signs.shape[1]}, {signs.shape[2]}), X ({n}, {d_in})")
-    if (out.shape[0] != n or out.shape[1] != (2 * n_freq if mode == 0 else n_freq)
-            or (mode == 1 and offsets.shape[0] != n_freq) or mode < 0 or mode > 2):
-        raise ValueError(
-            f"sorf_transform: inconsistent buffers for mode={mode}, n_freq={n_freq}, d={d}: "
-            f"out ({out.shape[0]}, {out.shape[1]}), offsets ({offsets.shape[0]},), "
-            f"X ({n}, {d_in})")
-    cdef floating sc = <floating>scale
-    cdef floating mu = <floating>mult
-    cdef int t, r, nt
-    cdef Py_ssize_t n_bad = 0, n_err = 0
-    cdef const floating *off = &offsets[0] if offsets.shape[0] > 0 else NULL
-    cdef floating[:, ::1] scr
-    cdef Interrupt intr
+    if out.shape[0] != n:
+        raise ValueError(f"{where}: out has {out.shape[0]} rows for {n} rows of X")
     if n == 0 or n_freq == 0:
         return 0
+    a.X = &X[0, 0]
+    a.d_in = d_in
+    a.log_d = log_d
+    a.signs = &signs[0, 0, 0]
+    a.offsets = offsets
+    a.scale = scale
+    a.mult = mult
+    a.n_blocks = n_blocks
+    a.n_freq = n_freq
+    a.what = what
+    a.out = &out[0, 0]
+    a.ldo = out.shape[1]
     # one row per item; a row costs about n_blocks * d * (3 log d + 4) operations
-    nt = effective_threads(n_threads, n, n * n_blocks * d, 2 * d)
-    if scratch is None:
-        scr = np.empty((nt, d), dtype=np.float32 if floating is float else np.float64)
-    else:
-        scr = scratch
-        if scr.shape[1] < d or scr.shape[0] < 1:
-            raise ValueError(f"sorf_transform: scratch ({scr.shape[0]}, {scr.shape[1]}) needs "
-                             f"at least one row of {d} values")
-        if nt > scr.shape[0]:
-            nt = <int>scr.shape[0]
-    ensure_threads(nt)
-    interrupt_init(&intr, n_blocks * d * (3 * log_d + 4))
-    with nogil:
-        if nt == 1:
-            for i in range(n):
-                if interrupted(&intr):
-                    break
-                r = _row(&X[i, 0], d_in, log_d, &signs[0, 0, 0], off, sc, mu, n_blocks,
-                         n_freq, mode, &out[i, 0], &scr[0, 0])
-                if r < 0:
-                    n_err = n_err + 1
-                else:
-                    n_bad = n_bad + r
-        else:
-            for i in prange(n, schedule="static", num_threads=nt):
-                if interrupted(&intr):
-                    continue
-                # this thread's scratch row (allocated once per call, reused for every row)
-                t = omp_get_thread_num()
-                r = _row(&X[i, 0], d_in, log_d, &signs[0, 0, 0], off, sc, mu, n_blocks,
-                         n_freq, mode, &out[i, 0], &scr[t, 0])
-                if r < 0:
-                    n_err += 1
-                else:
-                    n_bad += r
-    raise_if_interrupted(&intr)
-    if n_err:
-        raise RuntimeError(f"sorf_transform: the FWHT kernel refused {n_err} of {n} rows "
-                           f"(length 2**{log_d})")
-    return n_bad
+    return run_rows(where, _row_float if floating is float else _row_double, &a, n, n_threads,
+                    n * n_blocks * d, 2 * d, n_blocks * d * (3 * log_d + 4),
+                    d * sizeof(floating))
+
+
+def transform_paired(const floating[:, ::1] X, const signed char[:, :, ::1] signs,
+                     floating[:, ::1] out, int log_d, double scale, double mult,
+                     int n_threads):
+    """out = mult * [cos(W X^T), sin(W X^T)]^T for every row of X (rows in parallel).
+
+    Shapes: X (n, d_in), d_in <= d = 2**log_d; signs (n_blocks, 3, d) int8 with
+    n_blocks * d >= n_freq; out (n, 2 n_freq) (n_freq is read from it).  ``scale`` =
+    1/(sigma d) multiplies the projections, ``mult`` every feature.  Returns the number of rows
+    with a non-finite projection (their features are NaN).  Raises ValueError for inconsistent
+    shapes, n_threads outside 1..1024 or log_d outside 0..30, MemoryError when the per-thread
+    scratch cannot be allocated, RuntimeError when the FWHT kernel refuses a row,
+    KeyboardInterrupt on Ctrl-C (within about a millisecond of work)."""
+    if out.shape[1] % 2:
+        raise ValueError(f"sorf transform_paired: out has {out.shape[1]} columns; the paired "
+                         "map needs an even number (2 n_freq)")
+    return _run("sorf transform_paired", X, signs, NULL, out, out.shape[1] // 2, log_d, scale,
+                mult, PAIRED, n_threads)
+
+
+def transform_phase(const floating[:, ::1] X, const signed char[:, :, ::1] signs,
+                    const floating[::1] offsets, floating[:, ::1] out, int log_d,
+                    double scale, double mult, int n_threads):
+    """out = mult * cos(W X^T + offsets)^T, out (n, n_freq), offsets (n_freq,); otherwise as
+    ``transform_paired``."""
+    if offsets.shape[0] != out.shape[1]:
+        raise ValueError(f"sorf transform_phase: {offsets.shape[0]} offsets for "
+                         f"{out.shape[1]} output columns")
+    return _run("sorf transform_phase", X, signs, &offsets[0] if offsets.shape[0] else NULL,
+                out, out.shape[1], log_d, scale, mult, PHASE, n_threads)
+
+
+def project(const floating[:, ::1] X, const signed char[:, :, ::1] signs,
+            floating[:, ::1] out, int log_d, double scale, int n_threads):
+    """out = (W X^T)^T, the projections, out (n, n_freq); otherwise as ``transform_paired``."""
+    return _run("sorf project", X, signs, NULL, out, out.shape[1], log_d, scale, 1.0,
+                PROJECTIONS, n_threads)

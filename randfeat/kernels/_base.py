@@ -175,26 +175,44 @@ class ShiftInvariantKernel:
         self._check_dim(delta.shape[-1], who)
         return self._k_scaled(delta / self.sigma)
 
+    # The public samplers validate their arguments once, here, and call the kernel's own
+    # ``_sample`` / ``_sample_radius`` / ``_sigma_p2`` (None: the kernel has no such law).
+    _sample = None
+    _sample_radius = None
+    _sigma_p2 = None
+
+    def _sampler_args(self, n, d, rng, what):
+        """Validated (n, d, Generator) of ``sample``/``sample_radius``."""
+        who = f"{type(self).__name__}.{what}"
+        n = _check_count(n, "n", who)
+        d = _check_count(d, "d", who, 1)
+        self._check_dim(d, who)
+        return n, d, check_random_state(rng)
+
     def sample(self, n, d, rng=None):
         r"""Draw ``n`` frequencies :math:`\omega \sim p` in :math:`\mathbb R^d`.
 
         Returns a float64 array of shape (n, d); ``rng`` is a numpy Generator (or a seed).
         Available when ``spectral`` is True.
         """
-        raise ValueError(
-            f"{type(self).__name__} has no sampler of its spectral density, so random Fourier "
-            "features cannot use it; it is a random binning kernel "
-            "(randfeat.RandomBinningFeatures)")
+        if self._sample is None:
+            raise ValueError(
+                f"{type(self).__name__} has no sampler of its spectral density, so random "
+                "Fourier features cannot use it; it is a random binning kernel "
+                "(randfeat.RandomBinningFeatures)")
+        return self._sample(*self._sampler_args(n, d, rng, "sample"))
 
     def sample_radius(self, n, d, rng=None):
         r"""Draw ``n`` lengths :math:`\|\omega\|_2`, :math:`\omega \sim p` in dimension ``d``.
 
         Only for isotropic kernels (Fastfood draws its scaling matrix S from this law).
         """
-        raise ValueError(
-            f"{type(self).__name__} is not isotropic (its spectral density is not spherically "
-            "symmetric), so it has no radial law; sample_radius is available for "
-            "GaussianKernel, MaternKernel and BallSumKernel")
+        if self._sample_radius is None:
+            raise ValueError(
+                f"{type(self).__name__} is not isotropic (its spectral density is not "
+                "spherically symmetric), so it has no radial law; sample_radius is available "
+                "for GaussianKernel, MaternKernel and BallSumKernel")
+        return self._sample_radius(*self._sampler_args(n, d, rng, "sample_radius"))
 
     def sigma_p2(self, d):
         r""":math:`\sigma_p^2 = \mathbb E_p\|\omega\|^2 = -\operatorname{tr}\nabla^2 k(0)`.
@@ -202,7 +220,12 @@ class ShiftInvariantKernel:
         In dimension ``d`` (``np.inf`` when the second moment is infinite).  This is the constant
         of Rahimi & Recht's Claim 1 (THEORY.md §2.5).
         """
-        raise NotImplementedError(f"{type(self).__name__} does not know its sigma_p^2")
+        if self._sigma_p2 is None:
+            raise NotImplementedError(f"{type(self).__name__} does not know its sigma_p^2")
+        who = f"{type(self).__name__}.sigma_p2"
+        d = _check_count(d, "d", who, 1)
+        self._check_dim(d, who)
+        return self._sigma_p2(d)
 
     # ---- helpers --------------------------------------------------------------------------
     def _check_dim(self, d, who):
@@ -249,13 +272,8 @@ class _RadialKernel(ShiftInvariantKernel):
     def _gram(self, U, V):
         return self._profile(cdist(U, V, "euclidean"))
 
-    def sample(self, n, d, rng=None):
-        who = f"{type(self).__name__}.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        self._check_dim(d, who)
-        rng = check_random_state(rng)
-        return self._uniform_directions(n, d, rng) * self.sample_radius(n, d, rng)[:, None]
+    def _sample(self, n, d, rng):
+        return self._uniform_directions(n, d, rng) * self._sample_radius(n, d, rng)[:, None]
 
 
 # --------------------------------------------------------------------------------------------

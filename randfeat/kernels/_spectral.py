@@ -9,7 +9,6 @@ import numpy as np
 from scipy import special
 from scipy.spatial.distance import cdist
 
-from randfeat._validation import check_random_state
 from randfeat.kernels._base import BinningKernel, ShiftInvariantKernel, _check_count, _RadialKernel
 
 __all__ = ["BallSumKernel", "CauchyKernel", "GaussianKernel", "LaplacianKernel", "MaternKernel"]
@@ -52,23 +51,15 @@ class GaussianKernel(_RadialKernel):
     def _gram(self, U, V):
         return np.exp(-0.5 * cdist(U, V, "sqeuclidean"))
 
-    def sample(self, n, d, rng=None):
-        who = "GaussianKernel.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        return check_random_state(rng).standard_normal((n, d)) / self.sigma
+    def _sample(self, n, d, rng):
+        return rng.standard_normal((n, d)) / self.sigma
 
-    def sample_radius(self, n, d, rng=None):
-        r"""``n`` draws of :math:`\chi_d / \sigma`.
+    def _sample_radius(self, n, d, rng):
+        # chi_d / sigma: the lengths of N(0, sigma^-2 I) vectors
+        return np.sqrt(rng.chisquare(d, n)) / self.sigma
 
-        The lengths of :math:`N(0,\sigma^{-2}I)` vectors."""
-        who = "GaussianKernel.sample_radius"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        return np.sqrt(check_random_state(rng).chisquare(d, n)) / self.sigma
-
-    def sigma_p2(self, d):
-        return _check_count(d, "d", "GaussianKernel.sigma_p2", 1) / self.sigma**2
+    def _sigma_p2(self, d):
+        return d / self.sigma**2
 
 
 class LaplacianKernel(BinningKernel):
@@ -121,14 +112,10 @@ class LaplacianKernel(BinningKernel):
     def _gram(self, U, V):
         return np.exp(-cdist(U, V, "cityblock"))
 
-    def sample(self, n, d, rng=None):
-        who = "LaplacianKernel.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        return check_random_state(rng).standard_cauchy((n, d)) / self.sigma
+    def _sample(self, n, d, rng):
+        return rng.standard_cauchy((n, d)) / self.sigma
 
-    def sigma_p2(self, d):
-        _check_count(d, "d", "LaplacianKernel.sigma_p2", 1)
+    def _sigma_p2(self, d):
         return np.inf
 
 
@@ -167,14 +154,11 @@ class CauchyKernel(ShiftInvariantKernel):
             acc += np.log1p(diff * diff)
         return np.exp(-acc)
 
-    def sample(self, n, d, rng=None):
-        who = "CauchyKernel.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        return check_random_state(rng).laplace(0.0, 1.0, (n, d)) / self.sigma
+    def _sample(self, n, d, rng):
+        return rng.laplace(0.0, 1.0, (n, d)) / self.sigma
 
-    def sigma_p2(self, d):
-        return 2.0 * _check_count(d, "d", "CauchyKernel.sigma_p2", 1) / self.sigma**2
+    def _sigma_p2(self, d):
+        return 2.0 * d / self.sigma**2
 
 
 _MATERN_NUS = (0.5, 1.5, 2.5)
@@ -237,27 +221,18 @@ class MaternKernel(_RadialKernel):
             return (1.0 + a) * e
         return (1.0 + a + a * a / 3.0) * e
 
-    def sample_radius(self, n, d, rng=None):
-        r"""``n`` draws of :math:`\chi_d\sqrt{2\nu/\chi^2_{2\nu}}/\sigma` (Student-t lengths)."""
-        who = "MaternKernel.sample_radius"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        rng = check_random_state(rng)
+    def _sample_radius(self, n, d, rng):
+        # chi_d sqrt(2 nu / chi^2_{2 nu}) / sigma (Student-t lengths)
         g2 = rng.chisquare(d, n)
         u = rng.chisquare(2.0 * self.nu, n)
         return np.sqrt(g2 * (2.0 * self.nu) / u) / self.sigma
 
-    def sample(self, n, d, rng=None):
-        who = "MaternKernel.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        rng = check_random_state(rng)
+    def _sample(self, n, d, rng):
         g = rng.standard_normal((n, d))
         u = rng.chisquare(2.0 * self.nu, n)
         return g * (np.sqrt(2.0 * self.nu / u) / self.sigma)[:, None]
 
-    def sigma_p2(self, d):
-        d = _check_count(d, "d", "MaternKernel.sigma_p2", 1)
+    def _sigma_p2(self, d):
         if self.nu <= 1.0:
             return np.inf
         return d * self.nu / ((self.nu - 1.0) * self.sigma**2)
@@ -439,32 +414,20 @@ class BallSumKernel(_RadialKernel):
             s = np.sqrt(np.maximum(s * s + rho * rho + 2.0 * s * rho * c, 0.0))
         return s
 
-    def sample_radius(self, n, d, rng=None):
-        """Lengths :math:`\\|\\omega\\|` of frequencies in R^d (see the class notes)."""
-        who = "BallSumKernel.sample_radius"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        self._check_dim(d, who)
-        rng = check_random_state(rng)
+    def _sample_radius(self, n, d, rng):
+        # lengths ||omega|| of frequencies in R^d (see the class notes)
         D = self._ball_dim(d)
         rad = self._ball_radius(n, D, rng)
         if D > d:  # length of the first d coordinates of a uniform direction in R^D
             rad = rad * np.sqrt(rng.beta(0.5 * d, 0.5 * (D - d), n))
         return rad / self.sigma
 
-    def sample(self, n, d, rng=None):
-        who = "BallSumKernel.sample"
-        n = _check_count(n, "n", who)
-        d = _check_count(d, "d", who, 1)
-        self._check_dim(d, who)
-        rng = check_random_state(rng)
+    def _sample(self, n, d, rng):
         D = self._ball_dim(d)
         rad = self._ball_radius(n, D, rng)
         dirs = self._uniform_directions(n, D, rng)[:, :d]
         return dirs * (rad / self.sigma)[:, None]
 
-    def sigma_p2(self, d):
-        d = _check_count(d, "d", "BallSumKernel.sigma_p2", 1)
-        self._check_dim(d, "BallSumKernel.sigma_p2")
+    def _sigma_p2(self, d):
         D = self._ball_dim(d)
         return self.t * d / ((D + 2.0) * self.sigma**2)
