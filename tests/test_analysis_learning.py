@@ -150,6 +150,26 @@ def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_se
         np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
 
 
+def test_features_needed_reads_letter_through_the_loader(tmp_path):
+    """LETTER comes from randfeat.datasets.load_letter (RANDFEAT_DATA / data_home convention):
+    26 one-vs-rest +-1 targets, standardised features."""
+    import numpy as np
+    from _tiny_data import write_tiny_data
+
+    from analysis.checks import features_needed as fn
+
+    data = write_tiny_data(tmp_path / "data")
+    Xtr, Ytr, Xte, Yte, task, sigma, desc = fn.load("letter", 150, 60, np.random.default_rng(0),
+                                                    data)
+    assert task == "multiclass" and sigma is None and "one-vs-rest" in desc
+    assert Xtr.shape == (150, 16) and Xte.shape == (60, 16) and Ytr.shape == (150, 26)
+    assert set(np.unique(Ytr)) == {-1.0, 1.0} and np.all((Ytr == 1).sum(1) == 1)
+    np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
+    (data / "letter.dat.gz").unlink()
+    with pytest.raises(FileNotFoundError, match="letter.dat.gz"):
+        fn.load("letter", 150, 60, np.random.default_rng(0), data)
+
+
 def test_features_needed_passes_on_the_library_map(global_random_seed):
     # family false-alarm rate ALPHA = 1e-4 of the check (plus the RATIO_TOL model slack)
     from analysis.checks import features_needed as fn
@@ -171,8 +191,18 @@ def test_features_needed_fails_on_wrong_bandwidth(monkeypatch, global_random_see
 
 
 # ------------------------------------------------------------------ rudi_rosasco
-RR_PARAMS = dict(ns=[100, 200, 400], R_data=4, R=3,
+RR_PARAMS = dict(ns=[100, 200, 400, 800], R_data=6, R=3,
                  sizes=[4, 6, 8, 11, 16, 23, 32, 45, 64, 91, 128])
+
+
+@pytest.fixture
+def one_thread():
+    """The checks are run single-threaded by ``python -m analysis``; without the limit, BLAS
+    threads spin on a loaded machine and the small solves below take several times longer."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
 
 
 def test_rudi_rosasco_knee_interpolation():
@@ -183,7 +213,7 @@ def test_rudi_rosasco_knee_interpolation():
     assert rr.knee([4, 8, 16], [3.0, 2.0, 1.5], level=1.1) is None
 
 
-def test_rudi_rosasco_prefix_solve_equals_random_feature_ridge(global_random_seed):
+def test_rudi_rosasco_prefix_solve_equals_random_feature_ridge(global_random_seed, one_thread):
     """The check fits ridge on the first m frequencies of one map (nested rows for the n grid)
     from a single Gram matrix; this must be randfeat.RandomFeatureRidge on the library map with
     m frequencies and the same seed (iid frequencies are prefixes), same alpha and intercept."""
@@ -226,7 +256,7 @@ def test_rudi_rosasco_effective_dimension_against_a_2d_quadrature():
     assert np.all(np.diff(N) > 0)
 
 
-def test_rudi_rosasco_passes_on_the_library_map(global_random_seed):
+def test_rudi_rosasco_passes_on_the_library_map(global_random_seed, one_thread):
     # family false-alarm rate ALPHA = 1e-4 (Bonferroni over the two sides), plus the TOL_UP slack
     from analysis.checks import rudi_rosasco as rr
 
@@ -240,12 +270,12 @@ def _learner_width(monkeypatch, rr, scale):
     monkeypatch.setattr(rr, "frequencies_used", lambda m, n: max(1, round(m * scale(n))))
 
 
-def test_rudi_rosasco_rejects_a_knee_growing_too_fast(monkeypatch, global_random_seed):
+def test_rudi_rosasco_rejects_a_knee_growing_too_fast(monkeypatch, global_random_seed, one_thread):
     """Upper side: a learner that silently uses a share (n0 / n)^2 of its nominal frequencies
     needs (n / n0)^2 times the nominal features, a knee exponent two above the library's
     (~0.5 -> ~2.5, far beyond sqrt(n) log n); the check must reject it (exponent too large, or
     the knee off the grid).  Strong on purpose: this small grid has a bootstrap se of the
-    exponent up to ~0.3 (the quick design's is ~0.05, see the power statement)."""
+    exponent of ~0.1-0.15 (the quick design's is ~0.05, see the power statement)."""
     from analysis.checks import rudi_rosasco as rr
 
     n0 = RR_PARAMS["ns"][0]
@@ -256,7 +286,8 @@ def test_rudi_rosasco_rejects_a_knee_growing_too_fast(monkeypatch, global_random
                for f in v["statistic"]["failed"]), v["statistic"]
 
 
-def test_rudi_rosasco_rejects_a_knee_that_does_not_grow(monkeypatch, global_random_seed):
+def test_rudi_rosasco_rejects_a_knee_that_does_not_grow(monkeypatch, global_random_seed,
+                                                        one_thread):
     """Lower side: a learner that uses (n / n0)^2 times its nominal frequencies reaches the exact
     excess risk at a nominal knee that shrinks with n (exponent < 0 < N(lambda)'s ~0.3); the
     check must reject it as growing slower than the effective dimension."""
@@ -270,7 +301,7 @@ def test_rudi_rosasco_rejects_a_knee_that_does_not_grow(monkeypatch, global_rand
         v["statistic"]
 
 
-def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed):
+def test_rudi_rosasco_fails_on_recycled_frequencies(monkeypatch, global_random_seed, one_thread):
     """Negative control through the map: a map that repeats its first ceil(sqrt(M)) frequencies
     has at most ~sqrt(M) distinct features, so its excess risk never comes within 20% of exact
     ridge at the larger n (or the knee grows far too fast): the check must fail."""
@@ -310,3 +341,20 @@ def test_paper_figure_features_story_quick(tmp_path, capsys):
     assert "QUICK MODE" in md and "| cpu_act |" in md and "| adult |" in md
     assert "Missing: kddcup99" in md and "5,000" in md and "73,778" in md
     assert (out / "features_story.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------ power statements (issue 13)
+@pytest.mark.parametrize("name", ["features_needed", "kernel_interpolation_limit",
+                                  "rudi_rosasco", "sup_error_rate"])
+def test_learning_checks_state_their_power(name, one_thread):
+    """Each verdict carries the smallest deviation it detects with probability >= 0.9 (report.md
+    and report.json take it from verdict['power']), computed from the run, not fixed text."""
+    from analysis.checks import load, validate_verdict
+
+    mod = load(name)
+    res = mod.run(mod.PARAMS["smoke"], 0)
+    v = validate_verdict(mod, mod.verdict(res))
+    assert isinstance(v["power"], str) and "0.9" in v["power"]
+    assert any(ch.isdigit() for ch in v["power"].replace("0.9", ""))
+    det = {k: x for k, x in v["statistic"].items() if k.startswith("detectable")}
+    assert det, v["statistic"]

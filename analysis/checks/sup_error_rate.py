@@ -46,6 +46,7 @@ COST = 2
 TIGHTNESS = ("q95 / eps_bound of Sriperumbudur-Szabo at its tightest m (empirical 95% quantile "
              "of the sup over the bound's eps at delta = 0.05; 1 = bound attained)")
 ALPHA = 1e-4
+POWER = 0.9
 DELTA = 0.05
 SLOPE_TOL = 0.1
 DIAM_EXPONENT_MAX = 0.25
@@ -229,6 +230,43 @@ def analyse(res):
             brow.append(dict(bound=name, m=s["m"], eps=e, q95=q95, tight=e / q95, count=cnt,
                              violated=viol))
     out["bounds"] = brow
+    out["power"] = _power(res, out)
+    return out
+
+
+def _power(res, A):
+    """Smallest deviations each part detects with probability >= POWER at its level (normal
+    approximation for A and B with the design's se; exact binomial for C and D)."""
+    from scipy.stats import binom, norm
+
+    z90 = float(norm.ppf(POWER))
+    level, z = A["level"], A["z"]
+    out = dict(slope=SLOPE_TOL + (z + z90) * A["slope_se"],
+               diam=DIAM_EXPONENT_MAX + (stats.z_threshold(level, two_sided=False) + z90)
+               * A["diam_exponent_se"])
+    # C: the check fails when the Clopper-Pearson upper limit of P(phase > paired) is < 1/2;
+    # the largest failing count c, then the P(phase > paired) = p with P(Bin(R, p) <= c) = POWER
+    R = len(res["pair"][0]["paired"]) if res["pair"] else 0
+    cs = [c for c in range(R + 1) if stats.clopper_pearson_upper(c, R, level) < 0.5]
+    if cs:
+        from scipy.optimize import brentq
+
+        c = max(cs)
+        out["pair_p"] = float(brentq(lambda p: binom.cdf(c, R, p) - POWER, 1e-12, 1 - 1e-12))
+    else:
+        out["pair_p"] = None
+    # D: a true exceedance probability >= p1 of eps_bound is detected; as a factor: the bound
+    # must lie below the (1 - p1) quantile of the sup, i.e. q95 / q_(1-p1) below the true 95%
+    # quantile (median over m of the empirical quantiles)
+    Rr = len(res["rate"][0]["lower"])
+    p1 = stats.binomial_detectable_ratio(DELTA, Rr, level) * DELTA
+    out["bound_p1"] = float(p1)
+    if p1 < 1:
+        f = [float(np.quantile(s_["lower"], 1 - DELTA) / np.quantile(s_["lower"], 1 - p1))
+             for s_ in res["rate"]]
+        out["bound_factor"] = float(np.median(f))
+    else:
+        out["bound_factor"] = None
     return out
 
 
@@ -264,6 +302,18 @@ def verdict(res):
     for i, s in enumerate(res["diam"]):
         lines.append(f"| {s['a']:g} | {A['diam_median'][i]:.4f} | " + " | ".join(
             f"{A['diam_eps'][n][i]:.3g}" for n in BOUNDS) + " |")
+    P = A["power"]
+    power = (f"(A) slope in m off -1/2 by {P['slope']:.2f}; (B) growth exponent in diam of "
+             f"{P['diam']:.2f} or more; "
+             + (f"(C) P(phase sup > paired sup) of {P['pair_p']:.2f} or less; "
+                if P["pair_p"] is not None else "(C) none (too few pairs); ")
+             + (f"(D) a bound whose true failure probability is {P['bound_p1']:.2f} or more "
+                f"instead of delta = {DELTA}, i.e. about {P['bound_factor']:.2f}x below the true "
+                "95% quantile of the sup" if P["bound_factor"] is not None else
+                "(D) no bound violation detectable with these R")
+             + f" - each with probability >= {POWER} at the per-comparison level "
+             f"{A['level']:.1e} (A, B: normal approximation with the design's se; C, D: exact "
+             "binomial)")
     fails = A["fails"]
     summ = (f"sup error slope {A['slope']:.2f} ± {A['slope_se']:.2f} in m; grows like "
             f"diam^{A['diam_exponent']:.2f} (sqrt-log); phase/paired sup ratio "
@@ -285,9 +335,10 @@ def verdict(res):
                            "diam_exponent": A["diam_exponent"],
                            "phase_over_paired": [p["ratio"] for p in A["pair"]],
                            "tightness_min": {n: t[0] for n, t in tight.items()},
+                           "detectable": P,
                            "per_comparison_level": A["level"], "failed": fails},
                 tightness=float(1.0 / tight["Sriperumbudur-Szabo"][0]), summary=summ,
-                table="\n".join(lines), notes=notes)
+                table="\n".join(lines), notes=notes, power=power)
 
 
 def plot(res, v=None):
