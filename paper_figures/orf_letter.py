@@ -17,13 +17,12 @@ Protocol: the 16 LETTER attributes standardised (zero mean, unit variance over t
 paper does not say whether it scales them), ``n_points`` rows sampled once (seeded), sigma = mean
 distance to the 50th nearest neighbour among them (as the paper), the exact Gram matrix K of those
 rows, and MSE = mean over all pairs (i, j) of (k-hat - k)^2, for ``reps`` independent feature
-draws per (map, D).  LETTER is read directly from ``letter.dat.gz`` (KEEL copy, see
-``../shared/data/README.md``; randfeat.datasets has no loader for it).
+draws per (map, D).  LETTER is read by :func:`randfeat.datasets.load_letter` (KEEL
+``letter.dat.gz``, see ``../shared/data/README.md``).
 """
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,6 @@ import numpy as np
 from paper_figures import _common as C
 
 CODE_VERSION = 3
-FILE = "letter.dat.gz"
 MAPS = ("rff", "orf", "orf_u", "sorf", "sobol", "halton", "fastfood")
 LABELS = {"rff": "RFF (iid)", "orf": "ORF", "orf_u": "ORF' (unit rows)", "sorf": "SORF",
           "sobol": "QMC Sobol'", "halton": "QMC Halton", "fastfood": "Fastfood"}
@@ -47,15 +45,11 @@ def params(cfg):
 
 
 def load_letter(data_dir):
-    """LETTER features (20000 x 16, float64) from ``letter.dat.gz`` (class column dropped)."""
-    path = Path(data_dir) / FILE
-    if not path.exists():
-        raise FileNotFoundError(
-            f"LETTER: {path} not found. Copy letter.dat.gz (KEEL 'letter', 20000 x 17, see "
-            f"../shared/data/README.md) into the data folder (--data-dir / $RANDFEAT_DATA)")
-    with gzip.open(path, "rt") as f:
-        rows = [line.strip().split(",") for line in f if line.strip()]
-    return np.asarray([r[:16] for r in rows], dtype=float)
+    """LETTER features (20000 x 16, float64; class column dropped), by
+    :func:`randfeat.datasets.load_letter` (its errors name the file and the folder)."""
+    from randfeat.datasets import load_letter as _load
+
+    return np.asarray(_load(data_dir).X, dtype=float)
 
 
 def make_map(name, n_freq, sigma, seed):
