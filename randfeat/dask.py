@@ -435,7 +435,7 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
             if k0 >= k1:
                 continue
             Yc = Yp[k0:k1]
-            Z = st._update(model._transform(Xp[t0:t1])[k0 - t0:k1 - t0], Yc)
+            Z = st._update(model._chunk_features(Xp[t0:t1])[k0 - t0:k1 - t0], Yc)
             if path is not None:
                 P = np.asarray(Z @ Wf).reshape(-1, L, K) + pb[None]
                 scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)

@@ -12,7 +12,12 @@ from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from randfeat import RandomBinningFeatures, RandomFourierFeatures
+from randfeat import (
+    Fastfood,
+    RandomBinningFeatures,
+    RandomFourierFeatures,
+    StructuredOrthogonalFeatures,
+)
 from randfeat.linear import (
     AlphaAtGridEdgeWarning,
     RandomFeatureRidge,
@@ -250,6 +255,46 @@ def test_float32_gram_close_to_float64(global_random_seed, chunk_size):
     a = RandomFeatureRidgeClassifier(f, gram_dtype="float32", **kw).fit(X, y > 0)
     b = RandomFeatureRidgeClassifier(f, **kw).fit(X, y > 0)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: RandomFourierFeatures(64, sigma=2.0, features="phase", random_state=s),
+    lambda s: Fastfood(64, sigma=2.0, random_state=s),
+    lambda s: StructuredOrthogonalFeatures(64, sigma=2.0, random_state=s),
+])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_gram_featurises_in_float32(make, sparse):
+    """With gram_dtype="float32" the fit featurises float64 input in float32 (the map's single
+    precision path): the model is the same bits as a fit on the float32-cast input, dense or
+    sparse, and the float64-featurised fit (gram_dtype="float64") differs only by rounding."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 6))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    X64 = sp.csr_matrix(X) if sparse else X
+    X32 = X64.astype(np.float32)
+    if sparse and not isinstance(make(0), RandomFourierFeatures):
+        X64, X32 = X64.toarray(), X32.toarray()
+    kw = dict(alphas=1e-2, chunk_size=64)
+    a = RandomFeatureRidge(make(0), gram_dtype="float32", **kw).fit(X64, y)
+    b = RandomFeatureRidge(make(0), gram_dtype="float32", **kw).fit(X32, y)
+    c = RandomFeatureRidge(make(0), gram_dtype="float64", **kw).fit(X64, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    assert np.linalg.norm(a.coef_ - c.coef_) <= 1e-3 * np.linalg.norm(c.coef_)
+    # predict featurises in the input's precision: float64 here
+    np.testing.assert_allclose(a.predict(X64), c.predict(X64), atol=1e-3 * np.std(y))
+
+
+def test_float32_gram_keeps_float64_beyond_float32_range():
+    """Input too large for float32 is featurised in float64 (no overflow to inf)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X[0, 0] = 1e300
+    y = rng.normal(size=40)
+    m = RandomFeatureRidge(RandomFourierFeatures(16, sigma=1.0, random_state=0),
+                           gram_dtype="float32", alphas=1.0).fit(X, y)
+    assert np.all(np.isfinite(m.coef_))
 
 
 def test_gram_dtype_validated():
