@@ -88,6 +88,42 @@ from randfeat.sorf import StructuredOrthogonalFeatures
 # randfeat maps with dense output and a float32 path (``_chunk_features``)
 _DENSE_MAPS = (RandomFourierFeatures, Fastfood, StructuredOrthogonalFeatures)
 
+#: largest bound on the phases |ωᵀx| at which ``gram_dtype="float32"`` featurises in float32
+_F32_PHASE_LIMIT = 2.0 ** 10
+
+
+def _max_frequency_norm(feats):
+    """max_j ‖ω_j‖₂ over the rows of a fitted dense map (an upper bound over the input's
+    coordinates): RFF from its frequencies; Fastfood's rows have length S_i ‖G_b‖_F / σ
+    (V = S H G Π H B / (σ√d), H unnormalised, so ‖row_i(H G Π H B)‖ = √d ‖G_b‖_F); SORF's
+    rows have length √d / σ (H D₁ H D₂ H D₃ with H normalised is orthogonal)."""
+    st = feats._fitted_state()
+    if isinstance(feats, RandomFourierFeatures):
+        W = np.asarray(st["frequencies_"], dtype=np.float64)
+        return float(np.sqrt(np.einsum("ij,ij->i", W, W).max())) if W.size else 0.0
+    if isinstance(feats, Fastfood):
+        d = int(st["d_padded_"])
+        G = np.asarray(st["G_"], dtype=np.float64)
+        S = np.abs(np.asarray(st["S_"], dtype=np.float64))
+        g = np.repeat(np.sqrt(np.einsum("ij,ij->i", G, G)), d)[:S.size]
+        return float((S * g).max() / st["sigma_"])
+    return float(np.sqrt(st["d_padded_"]) / st["sigma_"])
+
+
+def _phase_bound(feats, X):
+    """An upper bound on |ωᵀx| over the rows x of X and the frequencies ω of ``feats``
+    (inf on overflow, which keeps float64)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):
+            v = X.data
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if v.size else np.zeros(1)
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
+        xmax = float(np.sqrt(sq.max())) if sq.size else 0.0
+        b = xmax * _max_frequency_norm(feats)
+    return b if np.isfinite(b) else np.inf
+
+
 __all__ = ["AlphaAtGridEdgeWarning", "RandomFeatureRidge", "RandomFeatureRidgeClassifier",
            "RidgeStatistics"]
 
@@ -631,12 +667,18 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         float32 (the map's single-precision path: its projection, its cosines): the chunk's
         products are single precision anyway, and this skips a float64 feature matrix and its
         cast (on Adult, D = 4000: 2.0 s of a 9 s fit).  ``predict`` featurises in the input's
-        precision.  Input beyond float32's range keeps float64."""
+        precision.
+
+        Only when the phases are small: a float32 phase θ = ωᵀx carries an absolute error of
+        about |θ|·2⁻²⁴, which the cosine passes on to the feature.  The chunk is featurised in
+        float32 only if the bound max‖x‖₂ · max‖ω‖₂ ≥ |θ| is at most ``_F32_PHASE_LIMIT``
+        (2¹⁰: a feature error ≤ 6·10⁻⁵, the order of a float32 sum of 10³ products, which the
+        chunk's Gram already carries); otherwise (wide inputs, a narrow σ, or values beyond
+        float32's range) it stays float64."""
         feats = self.features_ if feats is None else feats
         if (self.gram_dtype == "float32" and isinstance(feats, _DENSE_MAPS)
-                and X.dtype == np.float64):
-            vals = X.data if sp.issparse(X) else X
-            if vals.size == 0 or float(np.abs(vals).max()) < 1e37:
+                and X.dtype == np.float64 and X.shape[0] > 0):
+            if _phase_bound(feats, X) <= _F32_PHASE_LIMIT:
                 X = X.astype(np.float32)
         return self._transform(X, feats)
 

@@ -298,6 +298,41 @@ def test_float32_gram_keeps_float64_beyond_float32_range():
     assert np.all(np.isfinite(m.coef_))
 
 
+@pytest.mark.parametrize("make", [
+    lambda s: RandomFourierFeatures(64, sigma=1.0, features="phase", random_state=s),
+    lambda s: Fastfood(64, sigma=1.0, random_state=s),
+    lambda s: StructuredOrthogonalFeatures(64, sigma=1.0, random_state=s),
+])
+def test_float32_gram_keeps_float64_when_phases_are_large(make):
+    """float32 phases ωᵀx carry an error of about |ωᵀx|·6e-8: at |x| ~ 1e5 a float32
+    featurisation is wrong by several percent.  The fit bounds max‖x‖·max‖ω‖ per chunk and
+    keeps float64 above 2**10, so its model matches the float64-featurised fit to float32
+    product rounding; small phases still go to float32 (the same bits as float32 input)."""
+    from randfeat.linear import _F32_PHASE_LIMIT, _max_frequency_norm, _phase_bound
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 6))
+    y = rng.normal(size=200)
+    m = RandomFeatureRidge(make(0), gram_dtype="float32", alphas=1.0).fit(X, y)
+    f = m.features_
+    # the bound is a bound: it covers every phase of these rows, also 1e5-scaled ones
+    for scale in (1.0, 1e5):
+        P = np.abs(X * scale @ f.frequencies_.T if isinstance(f, RandomFourierFeatures)
+                   else f._project(X * scale))
+        assert P.max() <= _phase_bound(f, X * scale) * (1 + 1e-12)
+    assert _phase_bound(f, X) <= _F32_PHASE_LIMIT < _phase_bound(f, 1e5 * X)
+    assert m._chunk_features(X).dtype == np.float32
+    assert m._chunk_features(1e5 * X).dtype == np.float64
+    assert _max_frequency_norm(f) > 0
+    Xb = 1e5 * X
+    a = RandomFeatureRidge(make(0), gram_dtype="float32", alphas=1.0).fit(Xb, y)
+    c = RandomFeatureRidge(make(0), gram_dtype="float64", alphas=1.0).fit(Xb, y)
+    wrong = RandomFeatureRidge(make(0), gram_dtype="float32", alphas=1.0).fit(
+        Xb.astype(np.float32), y)
+    err = np.linalg.norm(a.coef_ - c.coef_) / np.linalg.norm(c.coef_)
+    err32 = np.linalg.norm(wrong.coef_ - c.coef_) / np.linalg.norm(c.coef_)
+    assert err < 1e-4 < 1e-2 < err32
+
+
 def test_classifier_breaks_error_rate_ties_by_squared_error():
     """Separable blobs: many alphas of the grid reach 0 validation errors.  The old tie rule
     (the largest alpha) picked 1e5 and the one-vs-rest scores shrank to 0.70 training accuracy
