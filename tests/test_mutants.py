@@ -366,7 +366,7 @@ def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
 def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
     """QMC maps that are iid in disguise (seam: the check's ``make_map``): the advantage over
     iid cannot be confirmed (power: an error above ~0.65x iid's fails); unscrambled (seam:
-    randfeat._sampling._qmc_engine): every fit gives the same points, a degenerate run (an
+    randfeat._sampling._qmc_uniforms, scipy's unscrambled points): every fit gives the same points, a degenerate run (an
     error, not a pass)."""
     from analysis.checks import qmc_gram as qg
 
@@ -380,10 +380,11 @@ def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
 
         import randfeat._sampling as S
 
-        def engine(method, s, rng):
-            return (qmc.Sobol if method == "sobol" else qmc.Halton)(s, scramble=False)
+        def uniforms(method, n, s, rng):
+            eng = (qmc.Sobol if method == "sobol" else qmc.Halton)(s, scramble=False)
+            return np.ascontiguousarray(eng.random(n) + 0.5 / n), 0.0
 
-        monkeypatch.setattr(S, "_qmc_engine", engine)
+        monkeypatch.setattr(S, "_qmc_uniforms", uniforms)
         with pytest.raises(mc.DegenerateRunError, match="identical"):
             qg.run(params, global_random_seed)
         return

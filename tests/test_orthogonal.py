@@ -304,6 +304,47 @@ def test_qmc_marginals_follow_the_spectral_law(kern, method, global_random_seed)
         assert stats.ks_2samp(W[:, j], ref[:, j]).pvalue > 1e-6
 
 
+@pytest.mark.parametrize("n, s", [(1, 3), (7, 5), (1000, 16), (4096, 40), (30, 1030)])
+def test_halton_points_are_scipys_for_the_same_permutations(n, s):
+    """randfeat's compiled scrambled Halton against scipy's own van der Corput kernel: each
+    digit table holds distinct digits times b^-(k+1) (a partial random permutation), and with
+    those permutations completed to whole ones scipy's scrambled sequence gives the same points
+    within 1e-15 (scipy sums the digits in another order).  Covers the base 2 coordinate (53
+    positions), bases above n (one table entry per constant position) and d > 1000."""
+    from scipy.stats._qmc_cy import _cy_van_der_corput_scrambled
+
+    import randfeat._sampling as S
+    from randfeat._lib import _orthogonal as _ok
+
+    rng = np.random.default_rng(1)
+    bases, ndig = S._halton_layout(s)
+    toff = np.zeros((s, int(ndig.max()) + 1), dtype=np.intp)
+    total = _ok.halton_layout(bases, ndig, n, toff)
+    u = rng.random(total)
+    tab = np.empty(total)
+    _ok.halton_tables(bases, ndig, toff, u, tab)
+    out = np.empty((n, s))
+    _ok.halton_points(bases, ndig, toff, tab, out)
+    assert np.all((out >= 0) & (out < 1))
+    for j in list(range(min(s, 12))) + [s - 1]:
+        b, K = int(bases[j]), int(ndig[j])
+        perms = np.empty((K, b), dtype=np.int64)
+        w = 1.0 / b
+        for k in range(K):
+            t = tab[toff[j, k]:toff[j, k + 1]]
+            head = np.rint(t / w).astype(np.int64)
+            np.testing.assert_array_equal(head * w, t)
+            assert len(set(head.tolist())) == head.size and head.min() >= 0 and head.max() < b
+            perms[k] = np.concatenate([head, np.setdiff1d(np.arange(b), head)])
+            w = w / b
+        ref = np.asarray(_cy_van_der_corput_scrambled(n, b, 0, perms, 1))
+        np.testing.assert_allclose(out[:, j], ref, rtol=0, atol=1e-15)
+    # the same generator state gives the same points; the stream is one rng.random call
+    a = S._halton_uniforms(n, s, np.random.default_rng(5))
+    b2 = S._halton_uniforms(n, s, np.random.default_rng(5))
+    np.testing.assert_array_equal(a, b2)
+
+
 @pytest.mark.parametrize("method", ["sobol", "halton"])
 def test_qmc_unbiased_off_axes(method, global_random_seed):
     """Scrambled QMC estimates are unbiased: 400 independently scrambled sets of 64 points,

@@ -33,6 +33,7 @@ frequencies and the clipping of the points to the open unit interval.
 ``ndtri_rows`` runs on the calling thread; both notice Ctrl-C between panels / rows.
 """
 from libc.math cimport copysign, fabs, log, sqrt
+from libc.stdlib cimport calloc, free, malloc
 
 from cython.parallel cimport prange
 
@@ -284,3 +285,154 @@ def sobol_points(const unsigned int[:, ::1] sv, const unsigned int[::1] shift, i
             for j in range(s):
                 out[i, j] = (<double>q[j] + 0.5) * h
     raise_if_interrupted(&intr)
+
+
+cdef inline Py_ssize_t _halton_size(Py_ssize_t b, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Digits that points 0 .. n - 1 take at base-b position k: min(b, (n - 1) // b^k + 1)."""
+    cdef Py_ssize_t q = n - 1, t
+    for t in range(k):
+        q = q // b
+        if q == 0:
+            break
+    return b if q + 1 > b else q + 1
+
+
+def halton_layout(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig, Py_ssize_t n,
+                  Py_ssize_t[:, ::1] toff):
+    """Offsets of the digit tables of scrambled Halton points 0 .. n - 1 (n >= 1).
+
+    Coordinate j (base ``bases[j]``, ``ndig[j]`` digit positions) has one table per position
+    k, of ``_halton_size`` entries (the digits that occur there); ``toff[j, k]`` is its start
+    in the flat table array and ``toff[j, ndig[j]]`` its end (``toff`` is (s, max ndig + 1),
+    the tables laid out coordinate after coordinate).  Returns the total number of entries,
+    which is also the number of uniforms ``halton_tables`` takes.
+    """
+    cdef Py_ssize_t s = bases.shape[0], j, k, pos = 0
+    if ndig.shape[0] != s or toff.shape[0] != s or n < 1:
+        raise ValueError("halton_layout: bases, ndig and toff disagree")
+    for j in range(s):
+        if bases[j] < 2 or ndig[j] < 1 or ndig[j] >= toff.shape[1]:
+            raise ValueError("halton_layout: a base is below 2 or ndig does not fit toff")
+    with nogil:
+        for j in range(s):
+            for k in range(ndig[j]):
+                toff[j, k] = pos
+                pos += _halton_size(bases[j], n, k)
+            toff[j, ndig[j]] = pos
+    return pos
+
+
+def halton_tables(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig,
+                  const Py_ssize_t[:, ::1] toff, const double[::1] u, double[::1] tab):
+    """Fill the digit tables: entry a of table (j, k) is pi_jk(a) b^-(k+1), pi_jk a uniformly
+    random permutation of {0 .. b - 1} (Owen's random-permutation scrambling of the Halton
+    sequence, as ``scipy.stats.qmc.Halton(scramble=True)``), of which only the entries of the
+    digits that occur are drawn: a partial Fisher-Yates shuffle with m steps, step t swapping
+    positions t and t + floor(u (b - t)), gives the first m values of a uniform permutation.
+    The weight b^-(k+1) is 1/b divided by b k times, in scipy's order of operations.
+    ``u``: one uniform in [0, 1) per entry, in table order."""
+    cdef Py_ssize_t s = bases.shape[0], j, k, t, r, m, b, off, bmax = 2, tmp
+    cdef double w
+    cdef Py_ssize_t *perm
+    if u.shape[0] != tab.shape[0] or ndig.shape[0] != s or toff.shape[0] != s:
+        raise ValueError("halton_tables: u, tab, bases, ndig and toff disagree")
+    for j in range(s):
+        if toff[j, ndig[j]] > tab.shape[0]:
+            raise ValueError("halton_tables: tab is shorter than the layout")
+        if bases[j] > bmax:
+            bmax = bases[j]
+    perm = <Py_ssize_t *>malloc(bmax * sizeof(Py_ssize_t))
+    if perm == NULL:
+        raise MemoryError()
+    with nogil:
+        for t in range(bmax):
+            perm[t] = t
+        for j in range(s):
+            b = bases[j]
+            w = 1.0 / b
+            for k in range(ndig[j]):
+                off = toff[j, k]
+                m = toff[j, k + 1] - off
+                for t in range(m):
+                    r = t + <Py_ssize_t>(u[off + t] * (b - t))
+                    if r >= b:
+                        r = b - 1
+                    tmp = perm[t]
+                    perm[t] = perm[r]
+                    perm[r] = tmp
+                    tab[off + t] = <double>perm[t] * w
+                # undo the swaps (last first): perm is the identity again
+                for t in range(m - 1, -1, -1):
+                    r = t + <Py_ssize_t>(u[off + t] * (b - t))
+                    if r >= b:
+                        r = b - 1
+                    tmp = perm[t]
+                    perm[t] = perm[r]
+                    perm[r] = tmp
+                w = w / b
+    free(perm)
+
+
+def halton_points(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig,
+                  const Py_ssize_t[:, ::1] toff, const double[::1] tab, double[:, ::1] out):
+    """Scrambled Halton points 0 .. n - 1 into ``out`` (n, s): coordinate j of point i is
+    tab[toff[j, 0] + a_0] + (sum over k = ndig - 1 .. 1 of tab[toff[j, k] + a_k]), a_k the
+    base-b digits of i (least significant first); the high part is summed smallest first and
+    kept until digit 0 wraps (every b points), so a coordinate costs one look-up and one add.
+    (scipy's ``van_der_corput`` sums k = 0 up: the same terms, within an ulp.)  The digits are
+    carried from point to point (an odometer), so no division is done."""
+    cdef Py_ssize_t n = out.shape[0], s = out.shape[1], i, j, k, kmax = toff.shape[1], b
+    cdef double v
+    cdef Py_ssize_t *a
+    cdef Py_ssize_t *dig
+    cdef double *hi
+    cdef const Py_ssize_t *to
+    cdef Interrupt intr
+    if bases.shape[0] != s or ndig.shape[0] != s or toff.shape[0] != s:
+        raise ValueError("halton_points: bases, ndig, toff and out disagree")
+    for j in range(s):
+        if ndig[j] >= kmax or ndig[j] < 1 or toff[j, ndig[j]] > tab.shape[0]:
+            raise ValueError("halton_points: toff does not fit ndig or tab")
+    if n == 0 or s == 0:
+        return
+    a = <Py_ssize_t *>calloc(s * kmax, sizeof(Py_ssize_t))
+    hi = <double *>calloc(s, sizeof(double))
+    if a == NULL or hi == NULL:
+        free(a)
+        free(hi)
+        raise MemoryError()
+    interrupt_init(&intr, 2 * s)
+    with nogil:
+        for j in range(s):
+            hi[j] = _halton_high(&tab[0], &toff[j, 0], a + j * kmax, ndig[j])
+        for i in range(n):
+            if interrupted(&intr):
+                break
+            for j in range(s):
+                dig = a + j * kmax
+                to = &toff[j, 0]
+                out[i, j] = tab[to[0] + dig[0]] + hi[j]
+                dig[0] += 1
+                b = bases[j]
+                if dig[0] == b:
+                    # carry (a carry past the last table happens only after point n - 1)
+                    k = 0
+                    while dig[k] == b and k + 1 < kmax:
+                        dig[k] = 0
+                        k += 1
+                        dig[k] += 1
+                    if i + 1 < n:
+                        hi[j] = _halton_high(&tab[0], to, dig, ndig[j])
+    free(a)
+    free(hi)
+    raise_if_interrupted(&intr)
+
+
+cdef inline double _halton_high(const double *tab, const Py_ssize_t *to, const Py_ssize_t *dig,
+                                Py_ssize_t nd) noexcept nogil:
+    """sum_{k = nd - 1 .. 1} tab[to[k] + dig[k]], smallest weight first."""
+    cdef double v = 0.0
+    cdef Py_ssize_t k
+    for k in range(nd - 1, 0, -1):
+        v = v + tab[to[k] + dig[k]]
+    return v
