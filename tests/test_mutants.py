@@ -336,10 +336,13 @@ def test_sorf_fails_on_iid_rows(monkeypatch, global_random_seed):
 
 
 def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
-    """A documented hole: SORF with D_1 = I (one of its three sign diagonals dropped; seam: the
-    fitted ``signs_``) still passes ``sorf`` -- its bias test is against Thm 3's 6z/sqrt(d),
-    ~100x the measured bias, and the variance is still reduced -- although its mean moves by
-    more than 5 standard errors at d = 16, z = 1.  Deterministic seed: documents magnitudes."""
+    """A documented hole of the statistical check: SORF with D_1 = I (one of its three sign
+    diagonals dropped; seam: the fitted ``signs_``) still passes ``sorf`` -- its bias test is
+    against Thm 3's 6z/sqrt(d), ~100x the measured bias, and the variance is still reduced --
+    although its mean moves by more than 5 standard errors at d = 16, z = 1.  Deterministic
+    seed: documents magnitudes.  The unit test that does catch it is
+    tests/test_sorf.py::test_sign_diagonals_are_rademacher (asserted here too)."""
+    from test_sorf import _rademacher_p
     import randfeat
     from analysis.checks import sorf
 
@@ -357,6 +360,9 @@ def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
     monkeypatch.setattr(randfeat.StructuredOrthogonalFeatures, "fit", fit)
     mut = sorf.run(params, 0)
     assert sorf.verdict(ctrl)["verdict"] == sorf.verdict(mut)["verdict"] == "pass"
+    X = np.zeros((1, 16))
+    est = randfeat.StructuredOrthogonalFeatures(4096, random_state=0).fit(X)
+    assert min(_rademacher_p(est.signs_)) < 1e-6
     b0, b1 = ctrl["rows"][0], mut["rows"][0]
     se = np.hypot(b0["se"][1], b1["se"][1])
     assert abs(b1["bias"][1] - b0["bias"][1]) > 5 * se
@@ -427,11 +433,28 @@ def test_unbiasedness_fails_on_binning_shift_mutant(monkeypatch, global_random_s
 
 
 def test_orf_checks_cannot_flag_a_missing_qr_sign_correction(monkeypatch):
-    """A documented hole: orthogonal blocks from numpy's QR of a Gaussian matrix WITHOUT the
-    sign correction Q diag(sign R_ii) (non-Haar; seam: randfeat._sampling._haar_fill, which
-    turns the drawn normals and row lengths into the blocks) pass orf_unbiasedness and
-    orf_variance (measured: max |z| ~1.2 against 5.2; variance within ~1.1x of the exact
-    curve).  Deterministic seed."""
+    """Orthogonal blocks from numpy's QR of a Gaussian matrix WITHOUT the sign correction
+    Q diag(sign R_ii) (non-Haar; seam: randfeat._sampling._haar_fill, which turns the drawn
+    normals and row lengths into the blocks) pass orf_unbiasedness and orf_variance (measured:
+    max |z| ~1.2 against 5.2; variance within ~1.1x of the exact curve).  Deterministic seed.
+
+    No kernel statistic can see this bug, and none needs to: the uncorrected Q is the Haar Q
+    with some columns negated, i.e. some frequencies ω replaced by -ω, and every kernel
+    estimate cos(ωᵀΔ) is even in ω (for the phase map, -b is uniform as b is).  Shown exactly
+    below; the Haar law itself is tested in tests/test_orthogonal.py
+    (test_haar_is_haar_not_lapack_signs, test_haar_joint_law_trace_moments)."""
+    G = np.random.default_rng(0).standard_normal((50, 6, 6))
+    Q0, R = np.linalg.qr(G)
+    Qh = Q0 * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+    W0 = Q0.transpose(0, 2, 1).reshape(-1, 6)
+    Wh = Qh.transpose(0, 2, 1).reshape(-1, 6)
+    flips = np.sign(np.sum(W0 * Wh, axis=1))
+    assert np.any(flips < 0) and np.any(flips > 0)
+    np.testing.assert_array_equal(W0, Wh * flips[:, None])
+    deltas = np.random.default_rng(1).normal(size=(20, 6))
+    np.testing.assert_allclose(np.cos(W0 @ deltas.T), np.cos(Wh @ deltas.T), rtol=0,
+                               atol=1e-15)
+
     import randfeat._sampling as S
     from analysis.checks import orf_unbiasedness as ou
     from analysis.checks import orf_variance as ov

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from scipy import stats
 
 from randfeat import StructuredOrthogonalFeatures
 from randfeat.kernels import GaussianKernel
@@ -76,6 +77,32 @@ def test_attributes_and_memory():
     assert est.parameter_nbytes_ == 3 * 3 * 1024          # O(n): 3 bytes per row
     ph = StructuredOrthogonalFeatures(3000, features="phase", random_state=0).fit(np.zeros((2, 8)))
     assert ph.offsets_.shape == (3000,)
+
+
+def _rademacher_p(signs):
+    """Two-sided binomial p-value of the count of -1 in each of the three sign diagonals
+    (all blocks pooled): Rademacher signs give Binomial(n, 1/2)."""
+    ps = []
+    for i in range(3):
+        v = np.asarray(signs)[:, i, :].ravel()
+        assert set(np.unique(v)) <= {-1, 1}
+        ps.append(stats.binomtest(int(np.sum(v < 0)), v.size, 0.5).pvalue)
+    return ps
+
+
+def test_sign_diagonals_are_rademacher(global_random_seed):
+    """Each of D_1, D_2, D_3 is a Rademacher diagonal: binomial test of its count of -1 over
+    the blocks of a 4096-wide map (d = 16: 128 blocks, 2048 signs per diagonal), p < 1e-6 fails
+    (3 comparisons: false alarm < 3e-6).  A diagonal left at I (a dropped D_i, which the
+    statistical ``sorf`` check cannot see, tests/test_mutants.py) gives p = 0; a diagonal
+    biased to P(-1) = 0.4 gives p ~ 1e-19."""
+    X = np.zeros((1, 16))
+    est = StructuredOrthogonalFeatures(4096, random_state=global_random_seed).fit(X)
+    assert est.signs_.shape == (128, 3, 16)
+    assert min(_rademacher_p(est.signs_)) > 1e-6
+    bad = est.signs_.copy()
+    bad[:, 0, :] = 1
+    assert min(_rademacher_p(bad)) < 1e-6
 
 
 @pytest.mark.parametrize("features", ["paired", "phase"])
