@@ -343,6 +343,7 @@ def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
     seed: documents magnitudes.  The unit test that does catch it is
     tests/test_sorf.py::test_sign_diagonals_are_rademacher (asserted here too)."""
     from test_sorf import _rademacher_p
+
     import randfeat
     from analysis.checks import sorf
 
@@ -372,8 +373,8 @@ def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
 def test_qmc_gram_fails_on_mutant(monkeypatch, global_random_seed, mutant):
     """QMC maps that are iid in disguise (seam: the check's ``make_map``): the advantage over
     iid cannot be confirmed (power: an error above ~0.65x iid's fails); unscrambled (seam:
-    randfeat._sampling._qmc_uniforms, scipy's unscrambled points): every fit gives the same points, a degenerate run (an
-    error, not a pass)."""
+    randfeat._sampling._qmc_uniforms, scipy's unscrambled points): every fit gives the same
+    points, a degenerate run (an error, not a pass)."""
     from analysis.checks import qmc_gram as qg
 
     params = dict(ds=[2, 4], Ds=[32, 128, 512, 2048], D_test=128, n=64, R=20)
