@@ -125,3 +125,16 @@ def test_seed_sweep_mode(tmp_path):
                  "--only", "lemma1"]) == 0
     sweep = json.loads((tmp_path / "seed_sweep.json").read_text())
     assert set(sweep["verdicts"]["lemma1"]) == {"0", "1"}
+
+
+def test_every_check_with_a_tightness_states_its_meaning():
+    """A check whose verdict reports a tightness number defines TIGHTNESS (what the ratio is and
+    what 1 means), so report.md never prints a bare ratio."""
+    import inspect
+    import re
+
+    for name in CHECKS:
+        mod = load(name)
+        src = inspect.getsource(mod)
+        if re.search(r"tightness=(?!None)[A-Za-z0-9_(]", src):
+            assert isinstance(getattr(mod, "TIGHTNESS", None), str), name

@@ -28,7 +28,10 @@ DESIGN = ("Gaussian kernel, sigma = 1, d a power of two (no padding), Delta = z 
           "exceed the (loose) bound, a map without the orthogonal variance reduction (e.g. iid "
           "rows). Does NOT detect SORF with one of its sign diagonals D_i dropped (its mean "
           "moves by > 5 se, far inside Thm 3's bound, and its variance is still reduced; "
-          "tests/test_mutants.py).")
+          "tests/test_mutants.py); a binomial test of the fitted signs does "
+          "(tests/test_sorf.py::test_sign_diagonals_are_rademacher).")
+TIGHTNESS = ("max over (d, z) of the upper confidence limit of |E k-hat - k| over Thm 3's bound "
+             "6z/sqrt(d) (1 = bound attained; small = the bound is loose by 1/tightness)")
 COST = 1
 ALPHA = 1e-5
 VAR_D_MIN, VAR_Z = 16, (0.5, 1.0)
