@@ -600,6 +600,64 @@ class RidgeStatistics:
                 + 2 * b * (W @ self.z_sum_) + self.weight_sum_ * b * b)
 
 
+#: merge repeated rows when at most this fraction of the rows are distinct
+_MERGE_MAX_DISTINCT = 0.9
+
+
+def _merge_duplicate_rows(X, Y, rows, w, R=None):
+    r"""Repeated input rows, merged: ``(rows_u, Y_u, w_u, y_sq, n)`` or None when fewer than
+    10 % of the rows repeat (or there are fewer than 64).
+
+    Rows that are equal give equal features, so their terms of the ridge statistics combine
+    exactly: :math:`\sum_i s_i z_i z_i^\top = \sum_g c_g z_g z_g^\top`,
+    :math:`\sum_i s_i z_i y_i^\top = \sum_g c_g z_g \bar y_g^\top` with :math:`c_g` the
+    group's weight sum and :math:`\bar y_g` its weighted mean target; only
+    :math:`\sum_i s_i y_i^2` needs the rows themselves (returned as ``y_sq``).  Groups are
+    found from two fixed random projections of the rows (a hash) and then verified exactly
+    (a row that differs from its group's first row by any value is made a group of its own), so
+    the merge never joins distinct rows.  Categorical and binary data repeat rows often
+    (Adult: 23 % of its training rows, KDDCUP99 10 %: 70 %), and each merged row saves its
+    share of the featurisation and of the Gram's ``syrk``."""
+    idx = np.arange(X.shape[0]) if rows is None else np.asarray(rows)
+    n = len(idx)
+    if n < 64:
+        return None
+    Xr = X[idx] if rows is not None else X
+    if R is None:   # the hash (tests pass a degenerate one to exercise the verification)
+        R = np.random.default_rng(0x5EED).standard_normal((X.shape[1], 2))
+    h = np.ascontiguousarray(np.asarray(Xr @ R, dtype=np.float64))
+    _, first, inv = np.unique(h.view(np.complex128).ravel(), return_index=True,
+                              return_inverse=True)
+    inv = inv.ravel()
+    if len(first) > _MERGE_MAX_DISTINCT * n:
+        return None
+    # exact verification: every row equals its group's first row
+    diff = Xr - Xr[first[inv]]
+    if sp.issparse(diff):
+        diff = diff.tocsr()
+        diff.eliminate_zeros()
+        bad = np.flatnonzero(np.diff(diff.indptr))
+    else:
+        bad = np.flatnonzero(np.any(diff != 0, axis=1))
+    del diff
+    if bad.size:   # hash collisions of distinct rows (never seen): groups of their own
+        inv = inv.copy()
+        inv[bad] = len(first) + np.arange(bad.size)
+        first = np.concatenate([first, bad])
+    G = len(first)
+    wr = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)[idx]
+    c = np.bincount(inv, weights=wr, minlength=G)
+    Yr = Y[idx]
+    sums = np.zeros((G, Y.shape[1]))
+    np.add.at(sums, inv, wr[:, None] * Yr)
+    keep = c > 0
+    Yu = np.zeros_like(sums)
+    Yu[keep] = sums[keep] / c[keep, None]
+    y_sq = (wr[:, None] * Yr * Yr).sum(axis=0)
+    order = np.argsort(idx[first][keep], kind="stable")     # input order of the first rows
+    return (idx[first][keep][order], Yu[keep][order], c[keep][order], y_sq, n)
+
+
 class _RandomFeatureRidgeBase(BaseEstimator):
     """Shared fitting machinery (see the module docstring for the mathematics)."""
 
@@ -719,10 +777,15 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             Wf, b = path
             L, K = b.shape
             scores = np.zeros(L)
+        merged = None if path is not None else _merge_duplicate_rows(X, Y, rows, w)
+        if merged is not None:
+            rows, Y, w, y_sq, _ = merged       # one row per distinct input row, weighted
+            n = len(rows)
         for sl in self._chunks(n):
             idx = sl if rows is None else rows[sl]
-            Yc = Y[idx]
-            wc = None if w is None else w[idx]
+            pos = idx if merged is None else sl
+            Yc = Y[pos]
+            wc = None if w is None else w[pos]
             Z = stats._update(self._chunk_features(X[idx], feats), Yc, wc)
             if path is not None:
                 P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
@@ -732,6 +795,9 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                     scores += np.array([wc @ self._row_losses(P[:, j], Yc) for j in range(L)])
             del Z
         stats._release()
+        if merged is not None:   # the rows' own sums of squares and count, not the groups'
+            stats.y_sq_sum_ = y_sq
+            stats.n_samples_ = merged[4]
         return stats, scores
 
     def _solve_path(self, stats, alphas):

@@ -333,6 +333,70 @@ def test_float32_gram_keeps_float64_when_phases_are_large(make):
     assert err < 1e-4 < 1e-2 < err32
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
+    """Repeated input rows are merged before featurisation (their weight summed, their targets
+    averaged): the statistics equal those of the unmerged rows to rounding, y_sq_sum_ and
+    n_samples_ exactly; the fitted model too.  A degenerate hash (every row collides) is
+    caught by the exact verification, so distinct rows are never merged."""
+    import randfeat.linear as L
+
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 2, size=(40, 5)).astype(float)
+    X = base[rng.integers(0, 40, size=600)]           # ~600 rows, at most 32 distinct
+    y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=600)
+    w = rng.uniform(0.5, 2.0, size=600) if weighted else None
+    Xi = sp.csr_matrix(X) if sparse else X
+    Y = y[:, None]
+    f = RandomFourierFeatures(64, sigma=1.5, random_state=0).fit(X)
+    m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=128)
+    merged = L._merge_duplicate_rows(Xi, Y, None, w)
+    assert merged is not None and len(merged[0]) <= 32 and merged[4] == 600
+    a, _ = m._accumulate(f, Xi, Y, w=w)
+    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)        # merging off
+    b, _ = m._accumulate(f, Xi, Y, w=w)
+    assert L._merge_duplicate_rows(Xi, Y, None, w) is None
+    for name in ("gram_", "zty_", "z_sum_", "y_sum_"):
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.y_sq_sum_, b.y_sq_sum_, rtol=1e-14)
+    assert a.n_samples_ == b.n_samples_ == 600
+    np.testing.assert_allclose(a.weight_sum_, b.weight_sum_, rtol=1e-14)
+    coef, icpt = a.solve(1e-3)
+    np.testing.assert_allclose(a.rss(coef, icpt), b.rss(coef, icpt), rtol=1e-9)
+    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.9)
+    p1 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
+    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)
+    p0 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
+    np.testing.assert_allclose(p1, p0, rtol=1e-8, atol=1e-8)
+    # every row hashes alike: the exact verification splits the collided rows off again (each
+    # a group of its own), so the statistics are still those of the rows
+    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.95)
+    real = L._merge_duplicate_rows
+    seen = []
+
+    def degenerate(X_, Y_, rows_, w_):
+        out = real(X_, Y_, rows_, w_, R=np.zeros((X_.shape[1], 2)))
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(L, "_merge_duplicate_rows", degenerate)
+    c, _ = m._accumulate(f, Xi, Y, w=w)
+    assert seen[0] is not None and {tuple(X[i]) for i in seen[0][0]} == {tuple(r) for r in X}
+    for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
+        np.testing.assert_allclose(getattr(c, name), getattr(b, name), rtol=1e-12, atol=1e-12)
+
+
+def test_rows_without_repeats_are_not_merged():
+    """Distinct rows (or fewer than 10 % repeats) go through unchanged."""
+    import randfeat.linear as L
+
+    X = np.random.default_rng(1).normal(size=(300, 4))
+    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+    X[:20] = X[20:40]                                   # 20 repeats of 300: below 10 %
+    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+
+
 def test_classifier_breaks_error_rate_ties_by_squared_error():
     """Separable blobs: many alphas of the grid reach 0 validation errors.  The old tie rule
     (the largest alpha) picked 1e5 and the one-vs-rest scores shrank to 0.70 training accuracy
