@@ -622,24 +622,29 @@ def _merge_duplicate_rows(X, Y, rows, w, R=None):
     n = len(idx)
     if n < 64:
         return None
-    Xr = X[idx] if rows is not None else X
     if R is None:   # the hash (tests pass a degenerate one to exercise the verification)
         R = np.random.default_rng(0x5EED).standard_normal((X.shape[1], 2))
-    h = np.ascontiguousarray(np.asarray(Xr @ R, dtype=np.float64))
+    step = 8192     # rows per block: no copy of X beyond a block
+    h = np.empty((n, 2))
+    for s0 in range(0, n, step):
+        h[s0:s0 + step] = np.asarray(X[idx[s0:s0 + step]] @ R, dtype=np.float64)
     _, first, inv = np.unique(h.view(np.complex128).ravel(), return_index=True,
                               return_inverse=True)
     inv = inv.ravel()
     if len(first) > _MERGE_MAX_DISTINCT * n:
         return None
     # exact verification: every row equals its group's first row
-    diff = Xr - Xr[first[inv]]
-    if sp.issparse(diff):
-        diff = diff.tocsr()
-        diff.eliminate_zeros()
-        bad = np.flatnonzero(np.diff(diff.indptr))
-    else:
-        bad = np.flatnonzero(np.any(diff != 0, axis=1))
-    del diff
+    bad = []
+    for s0 in range(0, n, step):
+        blk = slice(s0, s0 + step)
+        diff = X[idx[blk]] - X[idx[first[inv[blk]]]]
+        if sp.issparse(diff):
+            diff = diff.tocsr()
+            diff.eliminate_zeros()
+            bad.append(s0 + np.flatnonzero(np.diff(diff.indptr)))
+        else:
+            bad.append(s0 + np.flatnonzero(np.any(diff != 0, axis=1)))
+    bad = np.concatenate(bad)
     if bad.size:   # hash collisions of distinct rows (never seen): groups of their own
         inv = inv.copy()
         inv[bad] = len(first) + np.arange(bad.size)
@@ -647,7 +652,7 @@ def _merge_duplicate_rows(X, Y, rows, w, R=None):
     G = len(first)
     wr = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)[idx]
     c = np.bincount(inv, weights=wr, minlength=G)
-    Yr = Y[idx]
+    Yr = Y[idx]                                              # (n, K): targets are small
     sums = np.zeros((G, Y.shape[1]))
     np.add.at(sums, inv, wr[:, None] * Yr)
     keep = c > 0
