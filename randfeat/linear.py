@@ -350,11 +350,13 @@ class RidgeStatistics:
                              f"K={self.n_targets} targets, got D={D}, K={K}; statistics of "
                              f"different feature maps or targets cannot be combined")
 
-    def _update(self, Z, Y, w=None):
+    def _update(self, Z, Y, w=None, scratch=False):
         """Add one chunk in place, without validation (``Y`` 2-D float64, ``w`` None or float64
         (n,)).  Returns ``Z`` as float64 (dense ndarray or CSR), for callers that reuse it, or as
         it came for float32 ``Z`` with ``gram_dtype="float32"`` (then every product of the chunk,
-        ``Zᵀ[Y, 1]`` included, is single precision, added to the float64 sums).
+        ``Zᵀ[Y, 1]`` included, is single precision, added to the float64 sums).  ``scratch``:
+        the caller does not use ``Z`` again, so with weights its rows are scaled by √w in place
+        (no weighted copy of the chunk; the same bits), and the return value is meaningless.
 
         Dense ``Z``: ``G += Zᵀ S Z`` by one BLAS ``syrk`` on the lower triangle (float64, into
         ``G`` itself; or float32 into a workspace then added to ``G``), ``[C, σ_z] +=
@@ -379,21 +381,7 @@ class RidgeStatistics:
             single = self.gram_dtype == "float32" and Z.dtype == np.float32
             Z64 = None if single else np.ascontiguousarray(Z, dtype=np.float64)
             rw = None if w is None else np.sqrt(w)
-            if self.gram_dtype == "float32":
-                Zs = np.ascontiguousarray(Z, dtype=np.float32)
-                if rw is not None:
-                    Zs = Zs * rw.astype(np.float32)[:, None]
-                if self._buf32 is None or self._buf32.shape[0] != D:
-                    self._buf32 = np.zeros((D, D), dtype=np.float32, order="F")
-                _blas.ssyrk(1.0, Zs.T, beta=0.0, c=self._buf32, trans=0, lower=1,
-                            overwrite_c=1)
-                self._gram += self._buf32  # strict upper triangle of the workspace stays 0
-            else:
-                Zs = Z64 if rw is None else Z64 * rw[:, None]
-                out = _blas.dsyrk(1.0, Zs.T, beta=1.0, c=self._gram, trans=0, lower=1,
-                                  overwrite_c=1)
-                if out is not self._gram:  # pragma: no cover - f2py always writes in place here
-                    self._gram = out
+            # [C, σ_z] += Zᵀ S [Y, 1] first, from the unscaled features
             Yw = np.empty((n, K + 1))
             if w is None:
                 Yw[:, :K] = Y
@@ -407,9 +395,34 @@ class RidgeStatistics:
                 CS = np.asarray(Z.T @ Yw.astype(np.float32), dtype=np.float64)
             else:
                 CS = Z64.T @ Yw
-                Z = Z64
             self.zty_ += CS[:, :K]
             self.z_sum_ += CS[:, K]
+            # then G += (√S Z)ᵀ(√S Z); the rows scaled in place where nobody needs them unscaled
+            if self.gram_dtype == "float32":
+                Zs = np.ascontiguousarray(Z, dtype=np.float32)
+                if rw is not None:
+                    if scratch or Zs is not Z:
+                        Zs *= rw.astype(np.float32)[:, None]
+                    else:
+                        Zs = Zs * rw.astype(np.float32)[:, None]
+                if self._buf32 is None or self._buf32.shape[0] != D:
+                    self._buf32 = np.zeros((D, D), dtype=np.float32, order="F")
+                _blas.ssyrk(1.0, Zs.T, beta=0.0, c=self._buf32, trans=0, lower=1,
+                            overwrite_c=1)
+                self._gram += self._buf32  # strict upper triangle of the workspace stays 0
+            else:
+                Zs = Z64
+                if rw is not None:
+                    if scratch:
+                        Zs *= rw[:, None]
+                    else:
+                        Zs = Z64 * rw[:, None]
+                out = _blas.dsyrk(1.0, Zs.T, beta=1.0, c=self._gram, trans=0, lower=1,
+                                  overwrite_c=1)
+                if out is not self._gram:  # pragma: no cover - f2py always writes in place here
+                    self._gram = out
+            if not single:
+                Z = Z64
         if w is None:
             self.y_sum_ += Y.sum(axis=0)
             self.y_sq_sum_ += (Y * Y).sum(axis=0)
@@ -791,7 +804,8 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             pos = idx if merged is None else sl
             Yc = Y[pos]
             wc = None if w is None else w[pos]
-            Z = stats._update(self._chunk_features(X[idx], feats), Yc, wc)
+            Z = stats._update(self._chunk_features(X[idx], feats), Yc, wc,
+                              scratch=path is None)
             if path is not None:
                 P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
                 if wc is None:

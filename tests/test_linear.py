@@ -829,3 +829,23 @@ def test_learners_take_every_random_state_and_the_transformers_n_threads_rule(gl
         RandomFeatureRidge("passthrough", [1.0])  # keyword-only after features
     with pytest.raises(TypeError):
         RandomFeatureRidgeClassifier("passthrough", [1.0])
+
+
+@pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("zdtype", [np.float64, np.float32])
+def test_weighted_update_in_place_is_the_same_bits(gram_dtype, zdtype):
+    """With ``scratch=True`` the weighted chunk is scaled in place instead of copied: the same
+    statistics, bit for bit; without it the caller's Z is left as it was."""
+    from randfeat.linear import RidgeStatistics
+
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(300, 40)).astype(zdtype)
+    Y = rng.normal(size=(300, 2))
+    w = rng.uniform(0.1, 3.0, size=300)
+    a, b = RidgeStatistics(gram_dtype), RidgeStatistics(gram_dtype)
+    Z0 = Z.copy()
+    a._update(Z, Y, w)
+    np.testing.assert_array_equal(Z, Z0)
+    b._update(Z.copy(), Y, w, scratch=True)
+    for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
