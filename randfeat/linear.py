@@ -630,7 +630,8 @@ def _merge_duplicate_rows(X, Y, rows, w, R=None):
     (a row that differs from its group's first row by any value is made a group of its own), so
     the merge never joins distinct rows.  Categorical and binary data repeat rows often
     (Adult: 23 % of its training rows, KDDCUP99 10 %: 70 %), and each merged row saves its
-    share of the featurisation and of the Gram's ``syrk``."""
+    share of the featurisation and of the Gram's ``syrk``.  Cost: one pass over X for the hash
+    and one for the check, and about 40 bytes per row while the groups are formed."""
     idx = np.arange(X.shape[0]) if rows is None else np.asarray(rows)
     n = len(idx)
     if n < 64:
