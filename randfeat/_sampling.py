@@ -285,15 +285,22 @@ def _halton_uniforms(n, s, rng):
     permutations: 0.3 s of set-up at s = 1024).  Given the same permutations the points are
     scipy's, bit for bit (tests/test_orthogonal.py).  Random stream: one ``rng.random`` call,
     one uniform per table entry, coordinate after coordinate, position after position."""
-    bases, ndig = _halton_layout(s)
-    toff = np.zeros((s, int(ndig.max(initial=0)) + 1), dtype=np.intp)
-    total = _ok.halton_layout(bases, ndig, n, toff)
-    u = rng.random(total)
-    tab = np.empty(total)
-    _ok.halton_tables(bases, ndig, toff, u, tab)
+    bases, ndig, toff, tab = _halton_digit_tables(n, s, rng)
     out = np.empty((n, s))
     _ok.halton_points(bases, ndig, toff, tab, out)
     return out
+
+
+def _halton_digit_tables(n, s, rng):
+    """The scrambled digit tables of Halton points 0 .. n - 1 in dimension ``s``: ``(bases,
+    ndig, toff, tab)`` as ``randfeat._lib._orthogonal.halton_points`` takes them (layout in
+    ``halton_layout``, entries pi_jk(a) b^-(k+1) from one ``rng.random`` call)."""
+    bases, ndig = _halton_layout(s)
+    toff = np.zeros((s, int(ndig.max(initial=0)) + 1), dtype=np.intp)
+    total = _ok.halton_layout(bases, ndig, n, toff)
+    tab = np.empty(total)
+    _ok.halton_tables(bases, ndig, toff, rng.random(total), tab)
+    return bases, ndig, toff, tab
 
 
 _TINY = 2.0 ** -53

@@ -115,8 +115,7 @@ def _phase_bound(feats, X):
     (inf on overflow, which keeps float64)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if sp.issparse(X):
-            v = X.data
-            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if v.size else np.zeros(1)
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         else:
             sq = np.einsum("ij,ij->i", X, X)
         xmax = float(np.sqrt(sq.max())) if sq.size else 0.0
@@ -618,7 +617,7 @@ _MERGE_MAX_DISTINCT = 0.9
 
 
 def _merge_duplicate_rows(X, Y, rows, w, R=None):
-    r"""Repeated input rows, merged: ``(rows_u, Y_u, w_u, y_sq, n)`` or None when fewer than
+    r"""Repeated input rows, merged: ``(rows_u, Y_u, w_u, y_sq)`` or None when fewer than
     10 % of the rows repeat (or there are fewer than 64).
 
     Rows that are equal give equal features, so their terms of the ridge statistics combine
@@ -673,8 +672,9 @@ def _merge_duplicate_rows(X, Y, rows, w, R=None):
     Yu = np.zeros_like(sums)
     Yu[keep] = sums[keep] / c[keep, None]
     y_sq = (wr[:, None] * Yr * Yr).sum(axis=0)
-    order = np.argsort(idx[first][keep], kind="stable")     # input order of the first rows
-    return (idx[first][keep][order], Yu[keep][order], c[keep][order], y_sq, n)
+    rows_u = idx[first][keep]
+    order = np.argsort(rows_u, kind="stable")               # input order of the first rows
+    return rows_u[order], Yu[keep][order], c[keep][order], y_sq
 
 
 class _RandomFeatureRidgeBase(BaseEstimator):
@@ -796,9 +796,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             Wf, b = path
             L, K = b.shape
             scores = np.zeros(L)
+        n_rows = n
         merged = None if path is not None else _merge_duplicate_rows(X, Y, rows, w)
         if merged is not None:
-            rows, Y, w, y_sq, _ = merged       # one row per distinct input row, weighted
+            rows, Y, w, y_sq = merged          # one row per distinct input row, weighted
             n = len(rows)
         for sl in self._chunks(n):
             idx = sl if rows is None else rows[sl]
@@ -817,7 +818,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         stats._release()
         if merged is not None:   # the rows' own sums of squares and count, not the groups'
             stats.y_sq_sum_ = y_sq
-            stats.n_samples_ = merged[4]
+            stats.n_samples_ = n_rows
         return stats, scores
 
     def _solve_path(self, stats, alphas):

@@ -352,7 +352,8 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     f = RandomFourierFeatures(64, sigma=1.5, random_state=0).fit(X)
     m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=128)
     merged = L._merge_duplicate_rows(Xi, Y, None, w)
-    assert merged is not None and len(merged[0]) <= 32 and merged[4] == 600
+    assert merged is not None and len(merged[0]) <= 32
+    np.testing.assert_allclose(merged[2].sum(), 600 if w is None else w.sum(), rtol=1e-14)
     a, _ = m._accumulate(f, Xi, Y, w=w)
     monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)        # merging off
     b, _ = m._accumulate(f, Xi, Y, w=w)

@@ -316,13 +316,7 @@ def test_halton_points_are_scipys_for_the_same_permutations(n, s):
     import randfeat._sampling as S
     from randfeat._lib import _orthogonal as _ok
 
-    rng = np.random.default_rng(1)
-    bases, ndig = S._halton_layout(s)
-    toff = np.zeros((s, int(ndig.max()) + 1), dtype=np.intp)
-    total = _ok.halton_layout(bases, ndig, n, toff)
-    u = rng.random(total)
-    tab = np.empty(total)
-    _ok.halton_tables(bases, ndig, toff, u, tab)
+    bases, ndig, toff, tab = S._halton_digit_tables(n, s, np.random.default_rng(1))
     out = np.empty((n, s))
     _ok.halton_points(bases, ndig, toff, tab, out)
     assert np.all((out >= 0) & (out < 1))

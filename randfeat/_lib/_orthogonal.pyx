@@ -322,6 +322,12 @@ def halton_layout(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig, Py_ss
     return pos
 
 
+cdef inline Py_ssize_t _fy_index(double u, Py_ssize_t t, Py_ssize_t b) noexcept nogil:
+    """Step t of a Fisher-Yates shuffle of b items: the position in [t, b) that u picks."""
+    cdef Py_ssize_t r = t + <Py_ssize_t>(u * (b - t))
+    return b - 1 if r >= b else r
+
+
 def halton_tables(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig,
                   const Py_ssize_t[:, ::1] toff, const double[::1] u, double[::1] tab):
     """Fill the digit tables: entry a of table (j, k) is pi_jk(a) b^-(k+1), pi_jk a uniformly
@@ -354,18 +360,14 @@ def halton_tables(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig,
                 off = toff[j, k]
                 m = toff[j, k + 1] - off
                 for t in range(m):
-                    r = t + <Py_ssize_t>(u[off + t] * (b - t))
-                    if r >= b:
-                        r = b - 1
+                    r = _fy_index(u[off + t], t, b)
                     tmp = perm[t]
                     perm[t] = perm[r]
                     perm[r] = tmp
                     tab[off + t] = <double>perm[t] * w
                 # undo the swaps (last first): perm is the identity again
                 for t in range(m - 1, -1, -1):
-                    r = t + <Py_ssize_t>(u[off + t] * (b - t))
-                    if r >= b:
-                        r = b - 1
+                    r = _fy_index(u[off + t], t, b)
                     tmp = perm[t]
                     perm[t] = perm[r]
                     perm[r] = tmp
@@ -382,7 +384,6 @@ def halton_points(const Py_ssize_t[::1] bases, const Py_ssize_t[::1] ndig,
     (scipy's ``van_der_corput`` sums k = 0 up: the same terms, within an ulp.)  The digits are
     carried from point to point (an odometer), so no division is done."""
     cdef Py_ssize_t n = out.shape[0], s = out.shape[1], i, j, k, kmax = toff.shape[1], b
-    cdef double v
     cdef Py_ssize_t *a
     cdef Py_ssize_t *dig
     cdef double *hi
