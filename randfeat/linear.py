@@ -797,6 +797,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             L, K = b.shape
             scores = np.zeros(L)
         n_rows = n
+        # a chunk's features may be scaled in place only when this loop owns them: randfeat's
+        # maps return new arrays, while "passthrough" (or another transformer) may return a
+        # view of the caller's X, which must never be modified
+        scratch = path is None and isinstance(feats, RandomFeaturesBase)
         merged = None if path is not None else _merge_duplicate_rows(X, Y, rows, w)
         if merged is not None:
             rows, Y, w, y_sq = merged          # one row per distinct input row, weighted
@@ -806,8 +810,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             pos = idx if merged is None else sl
             Yc = Y[pos]
             wc = None if w is None else w[pos]
-            Z = stats._update(self._chunk_features(X[idx], feats), Yc, wc,
-                              scratch=path is None)
+            Z = stats._update(self._chunk_features(X[idx], feats), Yc, wc, scratch=scratch)
             if path is not None:
                 P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
                 if wc is None:

@@ -850,3 +850,22 @@ def test_weighted_update_in_place_is_the_same_bits(gram_dtype, zdtype):
     b._update(Z.copy(), Y, w, scratch=True)
     for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+@pytest.mark.parametrize("features", ["passthrough", "identity"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
+def test_weighted_fit_never_modifies_the_input(features, dtype, gram_dtype):
+    """The weighted accumulation scales a chunk's features by sqrt(w) in place only when the
+    chunk is the fit's own (randfeat's maps); "passthrough" and a transformer that returns its
+    input hand over views of X, which stay untouched."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 5)).astype(dtype)
+    X0 = X.copy()
+    y = rng.normal(size=100)
+    w = rng.uniform(0.5, 2.0, size=100)
+    f = "passthrough" if features == "passthrough" else FunctionTransformer()
+    RandomFeatureRidge(f, alphas=1.0, gram_dtype=gram_dtype).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(X, X0)
