@@ -118,7 +118,7 @@ else:
     from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
     cls = RandomFeatureRidgeClassifier if task == "binary" else RandomFeatureRidge
     model = cls(RandomFourierFeatures(D, sigma=sigma, features="phase", random_state=seed),
-                alphas=alpha, gram_dtype={gram_dtype!r}, chunk_size={chunk_size},
+                alphas=alpha, gram_dtype={gram_dtype!r}, chunk_size={chunk_size!r},
                 n_threads={threads})
 before = rss("VmRSS")
 with open("/proc/self/clear_refs", "w") as f:
@@ -180,9 +180,10 @@ def precision(name, D, seeds, cache):
             m = cls(f, alphas=st["alpha"], gram_dtype=g).fit(Xtr, ytr)
             fits[g] = m
             stats = RidgeStatistics(g)
-            for s0 in range(0, Xtr.shape[0], m.chunk_size):
-                stats.partial_fit(m.features_.transform(Xtr[s0:s0 + m.chunk_size]),
-                                  np.zeros(min(m.chunk_size, Xtr.shape[0] - s0)))
+            cs = m._chunk_rows()
+            for s0 in range(0, Xtr.shape[0], cs):
+                stats.partial_fit(m.features_.transform(Xtr[s0:s0 + cs]),
+                                  np.zeros(min(cs, Xtr.shape[0] - s0)))
             grams[g] = stats.gram_
         m64, m32 = fits["float64"], fits["float32"]
         d64 = m64.decision_function(Xte) if st["task"] == "binary" else m64.predict(Xte)
@@ -226,7 +227,8 @@ def main(argv=None):
     ap.add_argument("--D", default="1000,4000", help="comma-separated feature counts")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--gram-dtype", default="float32", choices=["float32", "float64"])
-    ap.add_argument("--chunk-size", type=int, default=4096)
+    ap.add_argument("--chunk-size", type=lambda v: v if v == "auto" else int(v), default="auto",
+                    help="rows per chunk, or 'auto' (randfeat's default)")
     ap.add_argument("--threads", type=int, default=None,
                     help="BLAS threads of both and randfeat's n_threads (default: all CPUs)")
     ap.add_argument("--max-gib", type=float, default=None,

@@ -428,7 +428,7 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
             Wf, pb = path
             L, K = pb.shape
             scores = np.zeros(L)
-        cs = int(model.chunk_size)
+        cs = model._chunk_rows()
         for t0 in range(0, Xp.shape[0], cs):
             t1 = min(Xp.shape[0], t0 + cs)
             k0, k1 = max(lo, t0), min(hi, t1)
@@ -461,7 +461,7 @@ def _as_dask_y(y, X, who):
     return y.rechunk((X.chunks[0],) + tuple((s,) for s in y.shape[1:]))
 
 
-def _reduce(model, feats, X, Y, mask, path, who):
+def _reduce(model, feats, D, X, Y, mask, path, who):
     """Tree-reduced ``(RidgeStatistics, scores)`` of the rows ``mask`` (None: all) of ``X``,
     ``Y``, computed on the workers; each block featurises the chunks of the in-memory fit that
     hold its rows."""
@@ -470,9 +470,10 @@ def _reduce(model, feats, X, Y, mask, path, who):
     bounds = _block_bounds(X.chunks[0])
     model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
     model.__dict__["features_"] = feats  # the caller's model is untouched until the end
+    model.__dict__["n_features_out_"] = D  # fixes chunk_size="auto"'s rows
     model_d = dask.delayed(model, pure=True, traverse=False)
     path_d = None if path is None else dask.delayed(path, pure=True, traverse=False)
-    cs = int(model.chunk_size)
+    cs = model._chunk_rows()
     if mask is None:
         n_sel, idx, cum = X.shape[0], None, None
     else:
@@ -580,7 +581,7 @@ def fit_ridge(model, X, y):
         tr_mask, val_mask = ~is_val, is_val
     else:
         tr_mask, val_mask, n_val = None, None, 0
-    train = _reduce(model, feats, X, Y, tr_mask, None, who)
+    train = _reduce(model, feats, D, X, Y, tr_mask, None, who)
     stats = train[0]
     validation_scores = None
     solver = copy.copy(model)  # _solve_one records solver_: on a copy, published below
@@ -588,7 +589,7 @@ def fit_ridge(model, X, y):
         W, b = solver._solve_path(stats, alphas)
         L = len(alphas)
         Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-        val = _reduce(model, feats, X, Y, val_mask, (Wf, b), who)
+        val = _reduce(model, feats, D, X, Y, val_mask, (Wf, b), who)
         validation_scores = val[1] / n_val
         best = model._best(validation_scores)
         stats += val[0]

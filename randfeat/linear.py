@@ -57,6 +57,7 @@ References
 from __future__ import annotations
 
 import copy
+import mmap
 import numbers
 import warnings
 
@@ -75,6 +76,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
+from randfeat._lib import _gram as _gramlib
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -87,6 +89,45 @@ from randfeat.sorf import StructuredOrthogonalFeatures
 
 # randfeat maps with dense output and a float32 path (``_chunk_features``)
 _DENSE_MAPS = (RandomFourierFeatures, Fastfood, StructuredOrthogonalFeatures)
+def _auto_chunk_rows(D):
+    """``chunk_size="auto"``: rows per chunk for features of width ``D``.
+
+    ``max(1024, 2**21 // D, D)`` rows, at most 8192: a chunk of about 2**21 values (8 MiB in
+    float32, 16 MiB in float64) for narrow features, where larger chunks amortise each chunk's
+    fixed costs, and of ``D`` rows (``D x D`` values, half the float64 Gram's bytes in float32)
+    for wide ones, so that the chunk never dominates the fit's memory; each chunk still has at
+    least 1024 rows (the ``syrk`` runs near its peak rate from about 1000 rows on).  E.g.
+    D = 100: 8192 rows; 1000: 2097; 4000: 4000; 10000: 8192."""
+    D = max(1, int(D))
+    return min(8192, max(1024, (1 << 21) // D, D))
+
+
+#: columns per panel of a float32 chunk product (the workspace is D x _GRAM_PANEL float32)
+_GRAM_PANEL = 512
+#: Grams of at least this many bytes get pages of their own (see _gram_buffer)
+_GRAM_MMAP_BYTES = 1 << 22
+
+
+def _gram_buffer(D):
+    """A zeroed (D, D) float64 Fortran array for a Gram kept as its lower triangle.
+
+    Only the lower triangle is ever written while statistics accumulate (``syrk`` and the
+    float32 panels touch nothing above the diagonal), so a large Gram is given memory of its own
+    (an anonymous ``mmap``, zero pages that become resident only when first written) with huge
+    pages turned off for it where the OS allows (``MADV_NOHUGEPAGE``): with 4 KiB pages the
+    never-written upper triangle, about half the matrix, costs no memory (with NumPy's default
+    huge pages every 2 MiB page holds some of the lower triangle, so all of it becomes
+    resident).  Small Grams are plain ``np.zeros``."""
+    nbytes = D * D * 8
+    if nbytes < _GRAM_MMAP_BYTES:
+        return np.zeros((D, D), order="F")
+    buf = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        try:
+            buf.madvise(mmap.MADV_NOHUGEPAGE)
+        except OSError:  # pragma: no cover - a kernel without transparent huge pages
+            pass
+    return np.frombuffer(buf, dtype=np.float64).reshape((D, D), order="F")
 
 #: largest bound on the phases |ωᵀx| at which ``gram_dtype="float32"`` featurises in float32
 _F32_PHASE_LIMIT = 2.0 ** 10
@@ -268,7 +309,7 @@ class RidgeStatistics:
         for f in self._FIELDS:
             setattr(self, f, None)
         self._gram_full = None  # cache of the symmetric gram_ (dropped on every update)
-        self._buf32 = None      # float32 workspace of one chunk's product (gram_dtype="float32")
+        self._buf32 = None      # float32 workspace (D x 512) of a chunk's product panels
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -364,7 +405,7 @@ class RidgeStatistics:
         n, D = Z.shape
         K = Y.shape[1]
         if self._gram is None:
-            self._gram = np.zeros((D, D), order="F")
+            self._gram = _gram_buffer(D)
             self.zty_ = np.zeros((D, K))
             self.z_sum_ = np.zeros(D)
             self.y_sum_ = np.zeros(K)
@@ -405,10 +446,11 @@ class RidgeStatistics:
                     else:
                         Zs = Zs * rw.astype(np.float32)[:, None]
                 if self._buf32 is None or self._buf32.shape[0] != D:
-                    self._buf32 = np.zeros((D, D), dtype=np.float32, order="F")
-                _blas.ssyrk(1.0, Zs.T, beta=0.0, c=self._buf32, trans=0, lower=1,
-                            overwrite_c=1)
-                self._gram += self._buf32  # strict upper triangle of the workspace stays 0
+                    self._buf32 = np.empty((D, min(D, _GRAM_PANEL)), dtype=np.float32,
+                                           order="F")
+                # ssyrk + sgemm per column panel into the D x 512 workspace, each panel added
+                # to the lower triangle of the float64 Gram (randfeat/_lib/_gram.pyx)
+                _gramlib.syrk_f32_into(Zs, self._gram, self._buf32)
             else:
                 Zs = Z64
                 if rw is not None:
@@ -505,7 +547,8 @@ class RidgeStatistics:
         (``potrs``); the eigendecomposition (``syevr`` via :func:`scipy.linalg.eigh`, lower
         triangle) serves the alphas whose factorisation fails, or all with ``method="eigh"``.
         Peak memory: A and one factor (two D x D float64), plus G unless ``overwrite`` (then G
-        becomes A and these statistics must not be used again)."""
+        becomes A, the last alpha is factorised in A itself, and these statistics must not be
+        used again: one D x D float64 for a single alpha)."""
         if self._gram is None or self.weight_sum_ <= 0:
             raise ValueError(f"{who}: no samples (or only zero weights) were added; call "
                              f"partial_fit first")
@@ -522,9 +565,18 @@ class RidgeStatistics:
         L, D = len(alphas), A.shape[0]
         W = np.empty((L, D, c.shape[1]))
         used = ["eigh"] * L
+        kept = None
         if method == "cholesky":
             for j, a in enumerate(alphas):
-                M = A.copy(order="F")
+                if overwrite and j == L - 1:
+                    # the last alpha is factorised in A itself, no D x D copy: A's strict lower
+                    # triangle is kept in its (unused) upper one and its diagonal aside, for the
+                    # eigen fallback below
+                    kept = np.diagonal(A).copy()
+                    _gramlib.lower_to_upper(A)
+                    M = A
+                else:
+                    M = A.copy(order="F")
                 M.flat[::D + 1] += a
                 M, info = _lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
                 if info == 0:
@@ -536,6 +588,9 @@ class RidgeStatistics:
             if used[j] == "cholesky":
                 continue
             if eig is None:
+                if kept is not None:  # A was overwritten by a factor: restore it
+                    _gramlib.upper_to_lower(A)
+                    A.flat[::D + 1] = kept
                 ev, Q = scipy.linalg.eigh(A, lower=True, check_finite=False, overwrite_a=True)
                 A = None
                 eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
@@ -684,7 +739,8 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         "features": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
         "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither"), None],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "chunk_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "chunk_size": [Interval(numbers.Integral, 1, None, closed="left"),
+                       StrOptions({"auto"})],
         "solver": [StrOptions({"auto", "cholesky", "lsqr", "cg"})],
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -696,7 +752,7 @@ class _RandomFeatureRidgeBase(BaseEstimator):
     }
 
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
-                 validation_fraction=0.2, chunk_size=4096, solver="auto", fit_intercept=True,
+                 validation_fraction=0.2, chunk_size="auto", solver="auto", fit_intercept=True,
                  tol=1e-8, max_iter=None, random_state=None, gram_dtype="float64",
                  n_threads=None):
         self.features = features
@@ -759,8 +815,15 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 X = X.astype(np.float32)
         return self._transform(X, feats)
 
+    def _chunk_rows(self):
+        """Rows per chunk: ``chunk_size``, or with "auto" :func:`_auto_chunk_rows` of the fitted
+        width ``n_features_out_``."""
+        if isinstance(self.chunk_size, str):
+            return _auto_chunk_rows(self.n_features_out_)
+        return int(self.chunk_size)
+
     def _chunks(self, n):
-        step = int(self.chunk_size)
+        step = self._chunk_rows()
         for start in range(0, n, step):
             yield slice(start, min(n, start + step))
 
@@ -921,9 +984,12 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         self.features_ = (None if self.features in (None, "passthrough")
                           else clone(self.features).fit(X))
         n = X.shape[0]
-        probe = self._transform(X[:1])
-        D = probe.shape[1]
-        sparse_out = sp.issparse(probe)
+        if type(self.features_) in _DENSE_MAPS:  # width known: no probe transform
+            D, sparse_out = int(self.features_._n_features_out), False
+        else:
+            probe = self._transform(X[:1])
+            D = probe.shape[1]
+            sparse_out = sp.issparse(probe)
         solver = self.solver
         if solver == "auto":
             solver = "lsqr" if sparse_out else "cholesky"
@@ -1084,8 +1150,11 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         :class:`randfeat.kernel_ridge.ExactKernelRidge`; randfeat 0.1's only behaviour).
     validation_fraction : float in (0, 1), default=0.2
         Fraction of the rows held out to choose ``alpha``; the model is then refitted on all rows.
-    chunk_size : int, default=4096
-        Rows featurised at a time (memory ``chunk_size x D``).
+    chunk_size : int or "auto", default="auto"
+        Rows featurised at a time (memory ``chunk_size x D``).  "auto": ``max(1024, 2**21 //
+        D, D)`` rows, at most 8192 (about 2**21 values per chunk for narrow features, ``D``
+        rows for wide ones so that the chunk stays at most half the Gram's bytes; e.g. 2097
+        rows at D = 1000, 4000 at D = 4000).
     solver : {"auto", "cholesky", "lsqr", "cg"}, default="auto"
         "auto" uses "cholesky" (streaming normal equations) for dense features and "lsqr" for
         sparse ones.  "lsqr"/"cg" materialise the whole feature matrix (cheap when sparse).
@@ -1252,7 +1321,7 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     }
 
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
-                 class_weight=None, validation_fraction=0.2, chunk_size=4096, solver="auto",
+                 class_weight=None, validation_fraction=0.2, chunk_size="auto", solver="auto",
                  fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
                  gram_dtype="float64", n_threads=None):
         super().__init__(features, alphas=alphas, alpha_scale=alpha_scale,

@@ -619,6 +619,96 @@ def test_ridge_statistics_path_methods_and_threads(global_random_seed):
     np.testing.assert_allclose(Z[:5] @ coef[0] + intercept[0], y[:5], atol=1e-8)  # interpolates
 
 
+@pytest.mark.parametrize("alphas", [[0.0], [1.0, 0.0], [0.0, 1.0]])
+def test_in_place_solve_equals_the_copying_one(alphas):
+    """overwrite=True factorises the last alpha in the Gram itself, its lower triangle kept in
+    the upper one: the same bits as the copying solve, also when the factorisation fails
+    (alpha = 0, singular A) and the eigen-solution needs A back."""
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(6, 9))  # 6 rows, 9 features: singular A
+    st = RidgeStatistics().partial_fit(Z, rng.normal(size=(6, 2)))
+    W0, b0, used0 = st.copy()._path(np.array(alphas))
+    W1, b1, used1 = st.copy()._path(np.array(alphas), overwrite=True)
+    assert used0 == used1 and "eigh" in used1
+    np.testing.assert_array_equal(W0, W1)
+    np.testing.assert_array_equal(b0, b1)
+
+
+@pytest.mark.parametrize("D, n, panel", [(1, 5, 512), (7, 0, 3), (37, 50, 8), (64, 9, 64),
+                                         (300, 40, 128), (600, 33, 512)])
+def test_float32_gram_panels(D, n, panel):
+    """syrk_f32_into: the chunk's lower-triangle ZᵀZ by float32 panels (ssyrk + sgemm) added to
+    a float64 Gram; the upper triangle is never written, and the result is the float64 product
+    to float32 rounding (each entry a float32 sum of n products)."""
+    from randfeat._lib import _gram
+    rng = np.random.default_rng(D + n)
+    Z = rng.normal(size=(n, D)).astype(np.float32)
+    G = np.zeros((D, D), order="F")
+    G[np.tril_indices(D)] = 1.0
+    ws = np.full((D, panel), np.nan, dtype=np.float32, order="F")
+    _gram.syrk_f32_into(Z, G, ws)
+    Z64 = Z.astype(np.float64)
+    ref = np.tril(Z64.T @ Z64 + 1.0)
+    bound = np.tril(np.abs(Z64).T @ np.abs(Z64)) * max(n, 1) * 2.0 ** -24 + 1e-15
+    assert np.all(np.abs(G - ref) <= bound)
+    assert not np.triu(G, 1).any()
+    with pytest.raises(ValueError, match="syrk_f32_into"):
+        _gram.syrk_f32_into(Z, np.zeros((D + 1, D + 1), order="F"), ws)
+
+
+def test_triangle_mirrors():
+    from randfeat._lib import _gram
+    rng = np.random.default_rng(0)
+    for D in (0, 1, 2, 63, 64, 65, 200):
+        A = np.asfortranarray(rng.normal(size=(D, D)))
+        B = A.copy(order="F")
+        _gram.lower_to_upper(A)
+        np.testing.assert_array_equal(A, np.tril(B) + np.tril(B, -1).T)
+        A = B.copy(order="F")
+        _gram.upper_to_lower(A)
+        np.testing.assert_array_equal(A, np.triu(B) + np.triu(B, 1).T)
+    with pytest.raises(ValueError, match="square"):
+        _gram.lower_to_upper(np.zeros((3, 2), order="F"))
+
+
+def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
+    """Grams of 4 MiB or more live in an anonymous mmap (pages resident only when written; see
+    randfeat.linear._gram_buffer): zeroed, Fortran-ordered, writeable, and statistics built on
+    one copy, merge and pickle like any other."""
+    import pickle
+
+    from randfeat.linear import _gram_buffer
+    G = _gram_buffer(800)
+    assert G.shape == (800, 800) and G.flags.f_contiguous and G.flags.writeable
+    assert G.dtype == np.float64 and not G.any()
+    rng = np.random.default_rng(1)
+    Z, y = rng.normal(size=(30, 800)), rng.normal(size=30)
+    st = RidgeStatistics().partial_fit(Z, y)
+    assert st._gram.nbytes >= 1 << 22
+    ref = Z.T @ Z
+    np.testing.assert_allclose(st.gram_, ref, rtol=1e-12, atol=1e-12)
+    back = pickle.loads(pickle.dumps(st))
+    np.testing.assert_array_equal(back.gram_, st.gram_)
+    np.testing.assert_allclose(st.merge(back).gram_, 2 * ref, rtol=1e-12, atol=1e-12)
+
+
+def test_auto_chunk_rows():
+    """chunk_size="auto": about 2**21 values per chunk for narrow features, D rows for wide
+    ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
+    from randfeat.linear import _auto_chunk_rows
+    assert [_auto_chunk_rows(D) for D in (1, 100, 256, 257, 1000, 1448, 2048, 4000, 9000)] == [
+        8192, 8192, 8192, 8160, 2097, 1448, 2048, 4000, 8192]
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(3000, 3)), rng.normal(size=3000)
+    f = RandomFourierFeatures(1500, sigma=2.0, random_state=0)
+    a = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32").fit(X, y)
+    b = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1500).fit(X, y)
+    c = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1000).fit(X, y)
+    assert a._chunk_rows() == 1500
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)  # the chunks do change float32 sums' bits
+
+
 def test_ridge_statistics_is_what_fit_accumulates(global_random_seed):
     """RandomFeatureRidge.fit accumulates its chunks in one RidgeStatistics, in row order: the
     same chunks streamed by hand through partial_fit give bit-identically the fitted model."""
