@@ -92,18 +92,20 @@ _DENSE_MAPS = (RandomFourierFeatures, Fastfood, StructuredOrthogonalFeatures)
 def _auto_chunk_rows(D):
     """``chunk_size="auto"``: rows per chunk for features of width ``D``.
 
-    ``max(1024, 2**21 // D, D)`` rows, at most 8192: a chunk of about 2**21 values (8 MiB in
-    float32, 16 MiB in float64) for narrow features, where larger chunks amortise each chunk's
-    fixed costs, and of ``D`` rows (``D x D`` values, half the float64 Gram's bytes in float32)
-    for wide ones, so that the chunk never dominates the fit's memory; each chunk still has at
-    least 1024 rows (the ``syrk`` runs near its peak rate from about 1000 rows on).  E.g.
-    D = 100: 8192 rows; 1000: 2097; 4000: 4000; 10000: 8192."""
+    ``max(1024, 2**21 // D, D // 2)`` rows, at most 8192: a chunk of about 2**21 values
+    (8 MiB in float32, 16 MiB in float64) for narrow features, where larger chunks amortise
+    each chunk's fixed costs, and of ``D / 2`` rows (in float32 a quarter of the float64
+    Gram's bytes) for wide ones, so that the chunk never dominates the fit's memory; each chunk
+    still has at least 1024 rows (the ``syrk`` runs near its peak rate from about 1000 rows
+    on).  E.g. D = 100: 8192 rows; 1000: 2097; 4000: 2000; 20000: 8192."""
     D = max(1, int(D))
-    return min(8192, max(1024, (1 << 21) // D, D))
+    return min(8192, max(1024, (1 << 21) // D, D // 2))
 
 
-#: columns per panel of a float32 chunk product (the workspace is D x _GRAM_PANEL float32)
-_GRAM_PANEL = 512
+#: columns per panel of a float32 chunk product (the workspace is D x _GRAM_PANEL float32;
+#: one panel, a single ssyrk, up to D = 1024; wider panels repack less: 5 % slower than one
+#: ssyrk at D = 4000, 8 % with 512)
+_GRAM_PANEL = 1024
 #: Grams of at least this many bytes get pages of their own (see _gram_buffer)
 _GRAM_MMAP_BYTES = 1 << 22
 
@@ -309,7 +311,7 @@ class RidgeStatistics:
         for f in self._FIELDS:
             setattr(self, f, None)
         self._gram_full = None  # cache of the symmetric gram_ (dropped on every update)
-        self._buf32 = None      # float32 workspace (D x 512) of a chunk's product panels
+        self._buf32 = None      # float32 workspace (D x min(D, 1024)) of a chunk's product panels
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -448,7 +450,7 @@ class RidgeStatistics:
                 if self._buf32 is None or self._buf32.shape[0] != D:
                     self._buf32 = np.empty((D, min(D, _GRAM_PANEL)), dtype=np.float32,
                                            order="F")
-                # ssyrk + sgemm per column panel into the D x 512 workspace, each panel added
+                # ssyrk + sgemm per column panel into the D x 1024 workspace, each panel added
                 # to the lower triangle of the float64 Gram (randfeat/_lib/_gram.pyx)
                 _gramlib.syrk_f32_into(Zs, self._gram, self._buf32)
             else:
@@ -1152,9 +1154,9 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Fraction of the rows held out to choose ``alpha``; the model is then refitted on all rows.
     chunk_size : int or "auto", default="auto"
         Rows featurised at a time (memory ``chunk_size x D``).  "auto": ``max(1024, 2**21 //
-        D, D)`` rows, at most 8192 (about 2**21 values per chunk for narrow features, ``D``
-        rows for wide ones so that the chunk stays at most half the Gram's bytes; e.g. 2097
-        rows at D = 1000, 4000 at D = 4000).
+        D, D // 2)`` rows, at most 8192 (about 2**21 values per chunk for narrow features,
+        ``D / 2`` rows for wide ones so that a float32 chunk stays at most a quarter of the
+        Gram's bytes; e.g. 2097 rows at D = 1000, 2000 at D = 4000).
     solver : {"auto", "cholesky", "lsqr", "cg"}, default="auto"
         "auto" uses "cholesky" (streaming normal equations) for dense features and "lsqr" for
         sparse ones.  "lsqr"/"cg" materialise the whole feature matrix (cheap when sparse).

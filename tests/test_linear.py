@@ -693,18 +693,18 @@ def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
 
 
 def test_auto_chunk_rows():
-    """chunk_size="auto": about 2**21 values per chunk for narrow features, D rows for wide
-    ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
+    """chunk_size="auto": about 2**21 values per chunk for narrow features, D / 2 rows for
+    wide ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
     from randfeat.linear import _auto_chunk_rows
-    assert [_auto_chunk_rows(D) for D in (1, 100, 256, 257, 1000, 1448, 2048, 4000, 9000)] == [
-        8192, 8192, 8192, 8160, 2097, 1448, 2048, 4000, 8192]
+    assert [_auto_chunk_rows(D) for D in (1, 100, 256, 257, 1000, 2048, 4000, 9000, 20000)] == [
+        8192, 8192, 8192, 8160, 2097, 1024, 2000, 4500, 8192]
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(3000, 3)), rng.normal(size=3000)
     f = RandomFourierFeatures(1500, sigma=2.0, random_state=0)
     a = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32").fit(X, y)
-    b = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1500).fit(X, y)
+    b = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1398).fit(X, y)
     c = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1000).fit(X, y)
-    assert a._chunk_rows() == 1500
+    assert a._chunk_rows() == 1398
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)  # the chunks do change float32 sums' bits
 
