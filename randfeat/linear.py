@@ -102,6 +102,11 @@ def _auto_chunk_rows(D):
     return min(8192, max(1024, (1 << 21) // D, D // 2))
 
 
+class _GramConsumed(ArithmeticError):
+    """The in-place final Cholesky (``RidgeStatistics._path(overwrite=True)``) failed: the
+    statistics are consumed and must be accumulated again (the learners do)."""
+
+
 #: columns per panel of a float32 chunk product (the workspace is D x _GRAM_PANEL float32;
 #: one panel, a single ssyrk, up to D = 1024; wider panels repack less: 5 % slower than one
 #: ssyrk at D = 4000, 8 % with 512)
@@ -550,7 +555,10 @@ class RidgeStatistics:
         triangle) serves the alphas whose factorisation fails, or all with ``method="eigh"``.
         Peak memory: A and one factor (two D x D float64), plus G unless ``overwrite`` (then G
         becomes A, the last alpha is factorised in A itself, and these statistics must not be
-        used again: one D x D float64 for a single alpha)."""
+        used again: one D x D float64 for a single alpha, of which only the lower triangle is
+        touched).  If that in-place factorisation fails, A is lost: :class:`_GramConsumed` is
+        raised and the caller, who has the rows, accumulates them again and solves without
+        ``overwrite`` (the eigen-solution)."""
         if self._gram is None or self.weight_sum_ <= 0:
             raise ValueError(f"{who}: no samples (or only zero weights) were added; call "
                              f"partial_fit first")
@@ -567,32 +575,27 @@ class RidgeStatistics:
         L, D = len(alphas), A.shape[0]
         W = np.empty((L, D, c.shape[1]))
         used = ["eigh"] * L
-        kept = None
         if method == "cholesky":
             for j, a in enumerate(alphas):
-                if overwrite and j == L - 1:
-                    # the last alpha is factorised in A itself, no D x D copy: A's strict lower
-                    # triangle is kept in its (unused) upper one and its diagonal aside, for the
-                    # eigen fallback below
-                    kept = np.diagonal(A).copy()
-                    _gramlib.lower_to_upper(A)
-                    M = A
-                else:
-                    M = A.copy(order="F")
+                # overwrite: the last alpha is factorised in A itself (no D x D copy; LAPACK
+                # touches only the lower triangle, so the upper one of a large Gram is never
+                # resident, see _gram_buffer)
+                in_place = overwrite and j == L - 1
+                M = A if in_place else A.copy(order="F")
                 M.flat[::D + 1] += a
                 M, info = _lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
                 if info == 0:
                     W[j], info = _lapack.dpotrs(M, c, lower=1)
                     used[j] = "cholesky" if info == 0 else "eigh"
+                if in_place and used[j] != "cholesky":
+                    raise _GramConsumed(f"{who}: the in-place Cholesky factorisation failed "
+                                        f"(A + alpha I is not numerically positive definite)")
                 del M
         eig = None
         for j, a in enumerate(alphas):
             if used[j] == "cholesky":
                 continue
             if eig is None:
-                if kept is not None:  # A was overwritten by a factor: restore it
-                    _gramlib.upper_to_lower(A)
-                    A.flat[::D + 1] = kept
                 ev, Q = scipy.linalg.eigh(A, lower=True, check_finite=False, overwrite_a=True)
                 A = None
                 eig = (np.clip(ev, 0.0, None), Q, Q.T @ c)
@@ -1033,7 +1036,15 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 stats += vstats
                 del vstats
             self.alpha_ = float(alphas[best])
-            W, b = self._solve_one(stats, self.alpha_, overwrite=True)
+            try:
+                W, b = self._solve_one(stats, self.alpha_, overwrite=True)
+            except _GramConsumed:
+                # rare (A + nαI not numerically positive definite, e.g. alpha = 0 with more
+                # features than rows): the in-place attempt consumed the statistics; the rows
+                # are accumulated again and solved on a copy, which falls back to the
+                # eigen-solution
+                stats, _ = self._accumulate(feats, X, Y, w=w)
+                W, b = self._solve_one(stats, self.alpha_)
             del stats
             self.n_iter_ = np.ones(Y.shape[1], dtype=int)  # one direct solve per target
         else:

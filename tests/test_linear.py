@@ -5,6 +5,7 @@ solver tolerances, not statistical)."""
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -619,19 +620,53 @@ def test_ridge_statistics_path_methods_and_threads(global_random_seed):
     np.testing.assert_allclose(Z[:5] @ coef[0] + intercept[0], y[:5], atol=1e-8)  # interpolates
 
 
-@pytest.mark.parametrize("alphas", [[0.0], [1.0, 0.0], [0.0, 1.0]])
-def test_in_place_solve_equals_the_copying_one(alphas):
-    """overwrite=True factorises the last alpha in the Gram itself, its lower triangle kept in
-    the upper one: the same bits as the copying solve, also when the factorisation fails
-    (alpha = 0, singular A) and the eigen-solution needs A back."""
+@pytest.mark.parametrize("weighted", [False, True])
+def test_in_place_solve(weighted):
+    """overwrite=True factorises the last alpha in the Gram itself: the same bits as the
+    copying solve when it succeeds; when it fails (alpha = 0, singular A) the statistics are
+    consumed (_GramConsumed), and the learner accumulates its rows again and solves on a copy
+    (which can fall back to the eigen-solution)."""
+    from randfeat.linear import _GramConsumed
     rng = np.random.default_rng(3)
-    Z = rng.normal(size=(6, 9))  # 6 rows, 9 features: singular A
-    st = RidgeStatistics().partial_fit(Z, rng.normal(size=(6, 2)))
-    W0, b0, used0 = st.copy()._path(np.array(alphas))
-    W1, b1, used1 = st.copy()._path(np.array(alphas), overwrite=True)
-    assert used0 == used1 and "eigh" in used1
-    np.testing.assert_array_equal(W0, W1)
-    np.testing.assert_array_equal(b0, b1)
+    Z, Y = rng.normal(size=(40, 9)), rng.normal(size=(40, 2))
+    st = RidgeStatistics().partial_fit(Z, Y)
+    for alphas in ([0.5], [2.0, 0.5]):
+        W0, b0, used0 = st.copy()._path(np.array(alphas))
+        W1, b1, used1 = st.copy()._path(np.array(alphas), overwrite=True)
+        assert used0 == used1 == ["cholesky"] * len(alphas)
+        np.testing.assert_array_equal(W0, W1)
+        np.testing.assert_array_equal(b0, b1)
+    wide = RidgeStatistics().partial_fit(Z[:6], Y[:6])  # 6 rows, 9 features: singular A
+    with pytest.raises(_GramConsumed):
+        wide.copy()._path(np.array([0.0]), overwrite=True)
+    # the learner: when its in-place factorisation fails (simulated: the first dpotrf reports
+    # a non-positive pivot) it accumulates the rows again and solves on a copy
+    import randfeat.linear as lin
+    X = rng.normal(size=(300, 3))
+    y = rng.normal(size=300)
+    w = rng.uniform(0.5, 2.0, size=300) if weighted else None
+    f = RandomFourierFeatures(40, sigma=1.0, random_state=0)
+    ref = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
+    calls = []
+
+    class FailFirst:
+        def __getattr__(self, name):
+            return getattr(scipy.linalg.lapack, name)
+
+        def dpotrf(self, *a, **k):
+            calls.append(1)
+            M, info = scipy.linalg.lapack.dpotrf(*a, **k)
+            return M, (1 if len(calls) == 1 else info)
+
+    orig = lin._lapack
+    lin._lapack = FailFirst()
+    try:
+        m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
+    finally:
+        lin._lapack = orig
+    assert len(calls) == 2 and m.solver_ == "cholesky"
+    np.testing.assert_array_equal(m.coef_, ref.coef_)
+    np.testing.assert_array_equal(m.intercept_, ref.intercept_)
 
 
 @pytest.mark.parametrize("D, n, panel", [(1, 5, 512), (7, 0, 3), (37, 50, 8), (64, 9, 64),
@@ -654,21 +689,6 @@ def test_float32_gram_panels(D, n, panel):
     assert not np.triu(G, 1).any()
     with pytest.raises(ValueError, match="syrk_f32_into"):
         _gram.syrk_f32_into(Z, np.zeros((D + 1, D + 1), order="F"), ws)
-
-
-def test_triangle_mirrors():
-    from randfeat._lib import _gram
-    rng = np.random.default_rng(0)
-    for D in (0, 1, 2, 63, 64, 65, 200):
-        A = np.asfortranarray(rng.normal(size=(D, D)))
-        B = A.copy(order="F")
-        _gram.lower_to_upper(A)
-        np.testing.assert_array_equal(A, np.tril(B) + np.tril(B, -1).T)
-        A = B.copy(order="F")
-        _gram.upper_to_lower(A)
-        np.testing.assert_array_equal(A, np.triu(B) + np.triu(B, 1).T)
-    with pytest.raises(ValueError, match="square"):
-        _gram.lower_to_upper(np.zeros((3, 2), order="F"))
 
 
 def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():

@@ -12,10 +12,6 @@ only the lower triangle of the Gram is read and written.  The BLAS calls run on 
 thread with the process's BLAS threads (never inside a parallel region), and their shapes
 depend on the chunk's shape and ``p`` only, so the sums are the same bits whatever the thread
 counts of randfeat.
-
-``lower_to_upper`` / ``upper_to_lower`` copy one strict triangle of a square float64 matrix
-onto the other (blocked, so both sides stream through the cache): the in-place Cholesky solve
-keeps the matrix it overwrites in its other triangle, for the eigendecomposition fallback.
 """
 import numpy as np
 
@@ -23,7 +19,6 @@ from scipy.linalg.cython_blas cimport sgemm, ssyrk
 
 cdef enum:
     _BLAS_INT_MAX = 2147483647
-    _TILE = 64
 
 
 def syrk_f32_into(const float[:, ::1] Z, double[::1, :] G, float[::1, :] ws):
@@ -66,41 +61,3 @@ def syrk_f32_into(const float[:, ::1] Z, double[::1, :] G, float[::1, :] ws):
                 for r in range(c, D - j0):
                     g[(j0 + r) + D * col] += W[r + D * c]
             j0 += pw
-
-
-def lower_to_upper(double[::1, :] A):
-    """``A[i, j] = A[j, i]`` for every i < j: the strict lower triangle copied onto the upper."""
-    cdef Py_ssize_t D = A.shape[0]
-    if A.shape[1] != D:
-        raise ValueError(f"lower_to_upper: need a square matrix, got ({D}, {A.shape[1]})")
-    with nogil:
-        _mirror(&A[0, 0] if D else NULL, D, True)
-
-
-def upper_to_lower(double[::1, :] A):
-    """``A[i, j] = A[j, i]`` for every i > j: the strict upper triangle copied onto the lower."""
-    cdef Py_ssize_t D = A.shape[0]
-    if A.shape[1] != D:
-        raise ValueError(f"upper_to_lower: need a square matrix, got ({D}, {A.shape[1]})")
-    with nogil:
-        _mirror(&A[0, 0] if D else NULL, D, False)
-
-
-cdef void _mirror(double* a, Py_ssize_t D, bint down_up) noexcept nogil:
-    """Tile by tile over the lower triangle's tiles (i >= j block indices): for each strict-lower
-    element (r, c), r > c, either a[c, r] = a[r, c] (down_up) or a[r, c] = a[c, r]."""
-    cdef Py_ssize_t bi, bj, r, c, r1, c1
-    bj = 0
-    while bj < D:
-        c1 = bj + _TILE if bj + _TILE < D else D
-        bi = bj
-        while bi < D:
-            r1 = bi + _TILE if bi + _TILE < D else D
-            for c in range(bj, c1):
-                for r in range(bi if bi > c + 1 else c + 1, r1):
-                    if down_up:
-                        a[c + D * r] = a[r + D * c]
-                    else:
-                        a[r + D * c] = a[c + D * r]
-            bi += _TILE
-        bj += _TILE
