@@ -361,8 +361,9 @@ class RidgeStatistics:
 
         Every call must give the same D and K.  Zero rows are allowed (nothing is added).
         Successive calls accumulate in place (dense ``Z``: one BLAS ``syrk`` per call into the
-        float64 Gram, or, with ``gram_dtype="float32"``, a single-precision ``syrk`` of the
-        call's rows added to it).
+        float64 Gram, or, with ``gram_dtype="float32"``, the single-precision product of the
+        call's rows, formed by column panels of at most 1024 (``ssyrk`` + ``sgemm``) and added
+        to it).
         """
         who = "RidgeStatistics.partial_fit"
         if sp.issparse(Z):
@@ -405,8 +406,9 @@ class RidgeStatistics:
         the caller does not use ``Z`` again, so with weights its rows are scaled by √w in place
         (no weighted copy of the chunk; the same bits), and the return value is meaningless.
 
-        Dense ``Z``: ``G += Zᵀ S Z`` by one BLAS ``syrk`` on the lower triangle (float64, into
-        ``G`` itself; or float32 into a workspace then added to ``G``), ``[C, σ_z] +=
+        Dense ``Z``: ``G += Zᵀ S Z`` on the lower triangle by one BLAS ``dsyrk`` into ``G``
+        itself, or in float32 by column panels (``ssyrk`` + ``sgemm`` into a D x min(D, 1024)
+        workspace, each panel added to ``G``; randfeat/_lib/_gram.pyx), ``[C, σ_z] +=
         Zᵀ S [Y, 1]`` by one float64 ``gemm``.  The shapes of these calls depend on the chunk
         only, so the sums are the same bits whatever calls them."""
         n, D = Z.shape
