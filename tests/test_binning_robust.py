@@ -265,22 +265,41 @@ def test_thread_count_cap_is_a_clear_error():
                     or not hasattr(signal, "pthread_kill"), reason="needs the main thread")
 def test_ctrl_c_stops_a_long_compiled_loop():
     """SIGINT during a long hashed-columns loop raises KeyboardInterrupt before the loop ends:
-    rows after the interruption are left untouched (no timing assertion: the loop would need
-    several seconds, the signal comes after 0.2 s)."""
+    rows after the interruption are left untouched (no timing assertion: the loop needs several
+    seconds, 6 s on 2 threads here).  The test's own handler raises KeyboardInterrupt for the
+    first SIGINT only, and a SIGINT is sent every 0.2 s until the call returns, so neither a
+    signal that lands before the loop starts nor the process's SIGINT disposition (which other
+    libraries may change) can make it pass or fail by chance."""
     rng = np.random.default_rng(0)
     n, d, P = 6000, 1000, 200
     X = rng.normal(size=(n, d)).astype(np.float32)
     shifts = rng.random((P, d))
     inv = np.ones((P, d))
     out = np.full((n, P), -1, dtype=np.int64)
-    timer = threading.Timer(0.2, signal.pthread_kill, (threading.main_thread().ident,
-                                                       signal.SIGINT))
-    timer.start()
+    raised = []
+
+    def handler(signum, frame):
+        if not raised:
+            raised.append(signum)
+            raise KeyboardInterrupt
+
+    stop = threading.Event()
+    main = threading.main_thread().ident
+
+    def send():
+        while not stop.wait(0.2):
+            signal.pthread_kill(main, signal.SIGINT)
+
+    old = signal.signal(signal.SIGINT, handler)
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             _binning.hashed_columns(X, shifts, inv, np.uint64(1), np.uint64(7), out, 2)
     finally:
-        timer.cancel()
+        stop.set()
+        sender.join()
+        signal.signal(signal.SIGINT, old)
     assert (out[-1] == -1).all()  # the last rows were never reached
 
 
