@@ -25,6 +25,10 @@ binning    RandomBinningFeatures, exact and hashing modes, float32/float64, 1-70
            side: Z Z' * P against the collision counts of NumPy's floor((x - u) / pitch) cell
            coordinates (exact mode: only cells occupied at fit), column indices in range,
            n_threads 1 and 2 identical, fit_transform == fit + transform.
+gram       the ridge fit's float32 chunk product by column panels (``_gram.syrk_f32_into``):
+           random rows, widths 1-300 and panel widths 1-300 (edge panels of every size),
+           integer-valued features (|z| <= 3, so every float32 sum is exact) against the exact
+           float64 lower triangle, added onto a random Gram; the upper triangle never written.
 
 Exit status 0 when every example passed; the first failing example is printed by hypothesis.
 """
@@ -353,8 +357,36 @@ def fuzz_binning(examples):
     run()
 
 
+# ------------------------------------------------------------------------------------- gram
+
+def fuzz_gram(examples):
+    try:
+        from randfeat._lib import _gram
+    except ImportError:
+        print("  gram: not in this build, skipped")
+        return
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(0, 200), st.integers(1, 300), st.integers(1, 300),
+           st.integers(0, 2 ** 32 - 1))
+    def run(n, D, p, seed):
+        rng = np.random.default_rng(seed)
+        Z = rng.integers(-3, 4, size=(n, D)).astype(np.float32)
+        G0 = np.asfortranarray(rng.integers(-5, 6, size=(D, D)).astype(np.float64))
+        G = G0.copy(order="F")
+        ws = np.full((D, min(p, D)), np.nan, dtype=np.float32, order="F")
+        _gram.syrk_f32_into(Z, G, ws)
+        Z64 = Z.astype(np.float64)
+        low = np.tril(np.ones((D, D), dtype=bool))
+        assert np.array_equal(G[low], (G0 + Z64.T @ Z64)[low]), "lower triangle differs"
+        assert np.array_equal(G[~low], G0[~low]), "upper triangle written"
+
+    run()
+
+
 TARGETS = {"fwht": fuzz_fwht, "rff": fuzz_rff, "fastfood": fuzz_fastfood, "sorf": fuzz_sorf,
-           "binning": fuzz_binning}
+           "binning": fuzz_binning, "gram": fuzz_gram}
 
 
 def main(argv=None):

@@ -69,6 +69,8 @@ else
          tests/test_compiled_policy.py tests/test_rff_determinism.py
          tests/test_binning.py tests/test_binning_robust.py)
     [[ -e tests/test_sorf.py ]] && SEL+=(tests/test_sorf.py)
+    grep -q "def test_float32_gram_panels" tests/test_linear.py \
+        && SEL+=(tests/test_linear.py::test_float32_gram_panels)
 fi
 python -m pytest -q -p no:cacheprovider -x "${SEL[@]}" \
     -k "not failed_thread_creation and not fork_pool and not python_m_randfeat" \
