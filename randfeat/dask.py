@@ -596,7 +596,13 @@ def fit_ridge(model, X, y):
     else:
         best = 0
     alpha = float(alphas[best])
-    W, b = solver._solve_one(stats, alpha)
+    from randfeat.linear import _GramConsumed
+    try:  # in the Gram itself, as the in-memory fit (no D x D copy on the client)
+        W, b = solver._solve_one(stats, alpha, overwrite=True)
+    except _GramConsumed:  # rare: the statistics again, over all rows, solved on a copy
+        stats = _reduce(model, feats, D, X, Y, None, None, who)[0]
+        W, b = solver._solve_one(stats, alpha)
+    del stats
     solver_used = solver.solver_
     # publish every fitted attribute at once
     new = {"features_": None if feats is None else fitted, "n_features_out_": D,

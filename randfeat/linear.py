@@ -89,6 +89,8 @@ from randfeat.sorf import StructuredOrthogonalFeatures
 
 # randfeat maps with dense output and a float32 path (``_chunk_features``)
 _DENSE_MAPS = (RandomFourierFeatures, Fastfood, StructuredOrthogonalFeatures)
+
+
 def _auto_chunk_rows(D):
     """``chunk_size="auto"``: rows per chunk for features of width ``D``.
 
@@ -135,6 +137,7 @@ def _gram_buffer(D):
         except OSError:  # pragma: no cover - a kernel without transparent huge pages
             pass
     return np.frombuffer(buf, dtype=np.float64).reshape((D, D), order="F")
+
 
 #: largest bound on the phases |ωᵀx| at which ``gram_dtype="float32"`` featurises in float32
 _F32_PHASE_LIMIT = 2.0 ** 10
