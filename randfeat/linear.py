@@ -130,7 +130,10 @@ def _gram_buffer(D):
     nbytes = D * D * 8
     if nbytes < _GRAM_MMAP_BYTES:
         return np.zeros((D, D), order="F")
-    buf = mmap.mmap(-1, nbytes)
+    try:
+        buf = mmap.mmap(-1, nbytes)
+    except (OSError, ValueError):  # no anonymous mapping here: NumPy's allocation (and its
+        return np.zeros((D, D), order="F")  # MemoryError if the memory is really short)
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
         try:
             buf.madvise(mmap.MADV_NOHUGEPAGE)

@@ -712,6 +712,20 @@ def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
     np.testing.assert_allclose(st.merge(back).gram_, 2 * ref, rtol=1e-12, atol=1e-12)
 
 
+def test_gram_buffer_without_mmap(monkeypatch):
+    """Where an anonymous mapping cannot be made, the Gram is NumPy's zeros (same behaviour)."""
+    import mmap
+
+    from randfeat.linear import _gram_buffer
+
+    def refuse(*a, **k):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    G = _gram_buffer(800)
+    assert G.shape == (800, 800) and G.flags.f_contiguous and G.flags.owndata and not G.any()
+
+
 def test_auto_chunk_rows():
     """chunk_size="auto": about 2**21 values per chunk for narrow features, D / 2 rows for
     wide ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
