@@ -308,7 +308,7 @@ def main(argv=None):
     results["loadavg_end"] = os.getloadavg()
     print()
     print("| data set (N train) | D | fit time min / median, pipeline | randfeat | speed-up "
-          "(median) | peak RSS of the fit, pipeline | randfeat | ratio | fit's own peak "
+          "(min / median) | peak RSS of the fit, pipeline | randfeat | ratio | fit's own peak "
           "(above the RSS before fit), pipeline | randfeat | ratio | test error, pipeline | "
           "randfeat | load |")
     print("|---" * 14 + "|")
@@ -326,7 +326,8 @@ def main(argv=None):
         def mem(x, k):
             return f"{x[k][1] / MiB:.0f} MiB" if x else "-"
 
-        sp_ = f"{p['wall'][1] / q['wall'][1]:.2f}x" if p and q else "-"
+        sp_ = (f"{p['wall'][0] / q['wall'][0]:.2f}x / {p['wall'][1] / q['wall'][1]:.2f}x"
+               if p and q else "-")
         r1 = f"1/{p['peak'][1] / q['peak'][1]:.1f}" if p and q else "-"
         r2 = f"1/{p['fit_peak'][1] / q['fit_peak'][1]:.1f}" if p and q else "-"
         print(f"| {row['dataset']} ({row['n_train']:,}) | {row['D']} | {t(p)} | {t(q)} | {sp_} | "
