@@ -24,10 +24,6 @@ __all__ = ["RandomFourierFeatures"]
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
 _MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
-# Gemm blocks of one transform when the BLAS has threads of its own: the calls are made one
-# after another from the calling thread, so the cut follows the shapes only (and the cap on a
-# block's work, for Ctrl-C); fewer blocks re-pack the unsplit operand fewer times.
-_BLAS_THREADED_BLOCKS = 1
 
 # Probes of the BLAS (n, m, d, row cut, column cut): edge tiles in both dimensions, several
 # K panels (d > 512), the small-matrix path and the large one, and a product whose blocks fall
@@ -185,19 +181,21 @@ default "iid"
     frequencies — half of RBFSampler's work at equal width for the paired map) and one fused
     in-place cos/sin pass in compiled code (no temporaries).
 
-    **Threads.**  How the product is run depends on the BLAS's thread count, which randfeat
+    **Threads.**  The larger of the two dimensions (samples or frequencies) is cut into at
+    most ``min(8, os.cpu_count())`` blocks of at least 512 (one block for small jobs).  With
+    ``n_threads > 1``, how they are run depends on the BLAS's thread count, which randfeat
     reads (threadpoolctl) and never changes.  When every loaded BLAS is single-threaded (e.g.
-    inside ``threadpool_limits(1)``, or with ``OPENBLAS_NUM_THREADS=1``) the larger of the two
-    dimensions (samples or frequencies) is cut into at most ``min(8, os.cpu_count())`` blocks of
-    at least 512 (one block for small jobs), processed in one parallel region of ``n_threads``
-    threads, each block by a BLAS call followed by the cos/sin while the block is in cache.
-    Otherwise the product is one BLAS call (more for very large jobs, so that Ctrl-C is
-    noticed between them) from the calling thread with the BLAS's own threads, and
-    ``n_threads`` threads run the cos/sin pass.  The output is bit-identical for any
-    ``n_threads``: the blocks depend on the array shapes and the machine's CPU count only, or,
-    in the single-threaded case, when the BLAS's gemm is found at run time (once per process
-    and dtype, on probe products) to give the same bits however a product is cut, there are
-    only as many blocks as threads.  A different BLAS thread count, BLAS or CPU may change the
+    inside ``threadpool_limits(1)``, or with ``OPENBLAS_NUM_THREADS=1``) the blocks are
+    processed in one parallel region of ``n_threads`` threads, each by a BLAS call followed by
+    the cos/sin while the block is in cache.  Otherwise, and always with ``n_threads=1``
+    (without reading the BLAS's thread count), the blocks are projected one after another by
+    BLAS calls from the calling thread with the BLAS's own threads (more calls for very large
+    jobs, so that Ctrl-C is noticed between them), and ``n_threads`` threads run the cos/sin
+    pass.  The output is bit-identical for any ``n_threads``: the blocks depend on the array
+    shapes and the machine's CPU count only (under a single-threaded BLAS both ways make the
+    same gemm calls), or, in the parallel single-threaded-BLAS case, when the BLAS's gemm is
+    found at run time (once per process and dtype, on probe products) to give the same bits
+    however a product is cut, there are only as many blocks as threads.  A different BLAS thread count, BLAS or CPU may change the
     output by an ulp (BLAS picks its kernels and its split of the work by thread count, CPU
     and shape).  Several Python threads may transform at once; each gets the bits it would get
     alone.  Timings are in ``benchmarks/README.md``.
@@ -376,9 +374,16 @@ default "iid"
             # one parallel region, blocks projected by BLAS calls in randfeat's threads and
             # put through the cos/sin in the same thread (fused).  Otherwise: one BLAS call per
             # block from this thread, with the BLAS's threads, then randfeat's threads on the
-            # cos/sin (see randfeat/_lib/_fourier.pyx).
-            fused = blas_threads() == 1
-            blocks = _max_blocks(n, m, X.shape[1], dt, nt) if fused else _BLAS_THREADED_BLOCKS
+            # cos/sin (see randfeat/_lib/_fourier.pyx).  Both cut the product into the same
+            # _MAX_BLOCKS blocks (the fused path into fewer only where the BLAS was found
+            # cut-invariant), so under a single-threaded BLAS they make the same gemm calls and
+            # give the same bits: with one thread, the BLAS-threaded path is taken without
+            # reading the BLAS's thread count (whose first read scans every loaded library).
+            if nt == 1:
+                fused = False
+            else:
+                fused = blas_threads() == 1
+            blocks = _max_blocks(n, m, X.shape[1], dt, nt) if fused else _MAX_BLOCKS
             if paired:
                 out = np.empty((n, 2 * m), dtype=dt)
                 n_bad = _fourier.transform_paired(X, W, out, scale, nt, 512, blocks,

@@ -180,6 +180,23 @@ def test_kernel_identical_for_any_thread_count(max_blocks, n, m, global_dtype, f
             np.testing.assert_array_equal(out, outs[0])
 
 
+def test_one_thread_does_not_read_the_blas_threads(monkeypatch, global_dtype):
+    """n_threads=1 takes the BLAS-threaded path with the fused path's blocks without reading the
+    BLAS's thread count (threadpoolctl's first read scans every loaded library); the output is
+    the one of n_threads=2, which reads it (the determinism tests cover both BLAS settings)."""
+    from randfeat import fourier
+    X = np.random.default_rng(5).normal(size=(3000, 40)).astype(global_dtype)
+    f = RandomFourierFeatures(1400, features="phase", random_state=3, n_threads=2).fit(X)
+    reads = []
+    real = fourier.blas_threads
+    monkeypatch.setattr(fourier, "blas_threads", lambda: reads.append(1) or real())
+    Z2 = f.transform(X)
+    assert reads == [1]
+    Z1 = f.set_params(n_threads=1).transform(X)
+    assert reads == [1]
+    np.testing.assert_array_equal(Z1, Z2)
+
+
 def test_max_blocks_is_fixed_per_machine(monkeypatch):
     """The block bound comes from the CPU count, not from OMP_NUM_THREADS or the affinity mask;
     n_threads chooses the number of blocks only when the BLAS was found cut-invariant for the
