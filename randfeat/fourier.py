@@ -195,9 +195,9 @@ default "iid"
     shapes and the machine's CPU count only (under a single-threaded BLAS both ways make the
     same gemm calls), or, in the parallel single-threaded-BLAS case, when the BLAS's gemm is
     found at run time (once per process and dtype, on probe products) to give the same bits
-    however a product is cut, there are only as many blocks as threads.  A different BLAS thread count, BLAS or CPU may change the
-    output by an ulp (BLAS picks its kernels and its split of the work by thread count, CPU
-    and shape).  Several Python threads may transform at once; each gets the bits it would get
+    however a product is cut, there are only as many blocks as threads.  A different BLAS
+    thread count, BLAS or CPU may change the output by an ulp (BLAS picks its kernels and its
+    split of the work by thread count, CPU and shape).  Several Python threads may transform at once; each gets the bits it would get
     alone.  Timings are in ``benchmarks/README.md``.
 
     float32 input is computed in float32 (the projection), the trigonometric functions
