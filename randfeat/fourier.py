@@ -197,8 +197,8 @@ default "iid"
     found at run time (once per process and dtype, on probe products) to give the same bits
     however a product is cut, there are only as many blocks as threads.  A different BLAS
     thread count, BLAS or CPU may change the output by an ulp (BLAS picks its kernels and its
-    split of the work by thread count, CPU and shape).  Several Python threads may transform at once; each gets the bits it would get
-    alone.  Timings are in ``benchmarks/README.md``.
+    split of the work by thread count, CPU and shape).  Several Python threads may transform
+    at once; each gets the bits it would get alone.  Timings are in ``benchmarks/README.md``.
 
     float32 input is computed in float32 (the projection), the trigonometric functions
     internally in double precision for large arguments; like every float32 RFF, very large
