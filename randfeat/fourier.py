@@ -379,10 +379,7 @@ default "iid"
             # cut-invariant), so under a single-threaded BLAS they make the same gemm calls and
             # give the same bits: with one thread, the BLAS-threaded path is taken without
             # reading the BLAS's thread count (whose first read scans every loaded library).
-            if nt == 1:
-                fused = False
-            else:
-                fused = blas_threads() == 1
+            fused = nt > 1 and blas_threads() == 1
             blocks = _max_blocks(n, m, X.shape[1], dt, nt) if fused else _MAX_BLOCKS
             if paired:
                 out = np.empty((n, 2 * m), dtype=dt)

@@ -54,3 +54,30 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
 def global_dtype(request):
     return request.param
+
+
+@pytest.fixture
+def fail_first_dpotrf(monkeypatch):
+    """Call it to make randfeat.linear's next ``dpotrf`` report a non-positive pivot (info = 1,
+    after computing) while later calls are the real ones, as when an in-place Cholesky
+    factorisation fails; returns the list that counts the calls.  Undone at teardown."""
+    import scipy.linalg.lapack
+
+    import randfeat.linear as lin
+
+    def arm():
+        calls = []
+
+        class FailFirst:
+            def __getattr__(self, name):
+                return getattr(scipy.linalg.lapack, name)
+
+            def dpotrf(self, *a, **k):
+                calls.append(1)
+                M, info = scipy.linalg.lapack.dpotrf(*a, **k)
+                return M, (1 if len(calls) == 1 else info)
+
+        monkeypatch.setattr(lin, "_lapack", FailFirst())
+        return calls
+
+    return arm

@@ -225,29 +225,15 @@ def test_tolerance_check_can_fail(client, global_random_seed):
     assert not _within(broken.coef_, mem.coef_, _kappa_bound(mem, X))
 
 
-def test_ridge_recovers_from_a_failed_in_place_solve(client, monkeypatch):
+def test_ridge_recovers_from_a_failed_in_place_solve(client, fail_first_dpotrf):
     """The final solve factorises the reduced Gram in place; if that fails (simulated: the first
     dpotrf reports a non-positive pivot) the statistics are reduced again over all rows and
     solved on a copy: the same model as a fit where nothing failed."""
-    import scipy.linalg.lapack
-
-    import randfeat.linear as lin
     X, y = _data(0, n=3000)
     feats = RandomFourierFeatures(48, sigma=1.5, random_state=0)
     Xd = da.from_array(X, chunks=(1000, -1))
     ref = RandomFeatureRidge(feats, alphas=1e-3).fit(Xd, y)
-    calls = []
-
-    class FailFirst:
-        def __getattr__(self, name):
-            return getattr(scipy.linalg.lapack, name)
-
-        def dpotrf(self, *a, **k):
-            calls.append(1)
-            M, info = scipy.linalg.lapack.dpotrf(*a, **k)
-            return M, (1 if len(calls) == 1 else info)
-
-    monkeypatch.setattr(lin, "_lapack", FailFirst())
+    calls = fail_first_dpotrf()
     m = RandomFeatureRidge(feats, alphas=1e-3).fit(Xd, y)
     assert len(calls) == 2 and m.solver_ == "cholesky"
     np.testing.assert_array_equal(m.coef_, ref.coef_)

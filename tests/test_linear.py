@@ -5,7 +5,6 @@ solver tolerances, not statistical)."""
 
 import numpy as np
 import pytest
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -621,7 +620,7 @@ def test_ridge_statistics_path_methods_and_threads(global_random_seed):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_in_place_solve(weighted):
+def test_in_place_solve(weighted, fail_first_dpotrf):
     """overwrite=True factorises the last alpha in the Gram itself: the same bits as the
     copying solve when it succeeds; when it fails (alpha = 0, singular A) the statistics are
     consumed (_GramConsumed), and the learner accumulates its rows again and solves on a copy
@@ -641,29 +640,13 @@ def test_in_place_solve(weighted):
         wide.copy()._path(np.array([0.0]), overwrite=True)
     # the learner: when its in-place factorisation fails (simulated: the first dpotrf reports
     # a non-positive pivot) it accumulates the rows again and solves on a copy
-    import randfeat.linear as lin
     X = rng.normal(size=(300, 3))
     y = rng.normal(size=300)
     w = rng.uniform(0.5, 2.0, size=300) if weighted else None
     f = RandomFourierFeatures(40, sigma=1.0, random_state=0)
     ref = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
-    calls = []
-
-    class FailFirst:
-        def __getattr__(self, name):
-            return getattr(scipy.linalg.lapack, name)
-
-        def dpotrf(self, *a, **k):
-            calls.append(1)
-            M, info = scipy.linalg.lapack.dpotrf(*a, **k)
-            return M, (1 if len(calls) == 1 else info)
-
-    orig = lin._lapack
-    lin._lapack = FailFirst()
-    try:
-        m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
-    finally:
-        lin._lapack = orig
+    calls = fail_first_dpotrf()
+    m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
     assert len(calls) == 2 and m.solver_ == "cholesky"
     np.testing.assert_array_equal(m.coef_, ref.coef_)
     np.testing.assert_array_equal(m.intercept_, ref.intercept_)

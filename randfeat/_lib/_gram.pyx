@@ -6,8 +6,9 @@ Private: :class:`randfeat.linear.RidgeStatistics` validates and allocates; these
 of the float64 Gram, one column panel at a time: per panel one BLAS ``ssyrk`` (its diagonal
 block) and one ``sgemm`` (the block below it) into a float32 workspace of ``D x p`` values, then
 a float64 add into the Gram's lower trapezoid.  The flops are those of one ``ssyrk`` of the whole
-chunk (the diagonal blocks' upper halves are never computed); the workspace is ``D x p`` instead of ``D x D`` (at D = 4000 and p = 1024: 16 MiB, not 61 MiB), and
-only the lower triangle of the Gram is read and written.  The BLAS calls run on the calling
+chunk (the diagonal blocks' upper halves are never computed); the workspace is ``D x p``
+instead of ``D x D`` (at D = 4000 and p = 1024: 16 MiB, not 61 MiB), and only the lower
+triangle of the Gram is read and written.  The BLAS calls run on the calling
 thread with the process's BLAS threads (never inside a parallel region), and their shapes
 depend on the chunk's shape and ``p`` only, so the sums are the same bits whatever the thread
 counts of randfeat.
