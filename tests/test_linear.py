@@ -3,6 +3,8 @@ the sparse (LSQR/CG) path, classification, and input errors.  Deterministic alge
 comparison is between two solutions of the same linear system (tolerances are round-off /
 solver tolerances, not statistical)."""
 
+import copy
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -672,6 +674,109 @@ def test_float32_gram_panels(D, n, panel):
     assert not np.triu(G, 1).any()
     with pytest.raises(ValueError, match="syrk_f32_into"):
         _gram.syrk_f32_into(Z, np.zeros((D + 1, D + 1), order="F"), ws)
+
+
+def _spd(D, K, cond, seed):
+    """A symmetric positive definite (D, D) Fortran matrix of 2-norm condition ``cond`` (its
+    upper triangle NaN: never to be read) and a (D, K) right-hand side."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(D, D)))
+    A = np.asfortranarray((Q * np.geomspace(1.0, 1.0 / cond, D)) @ Q.T)
+    A[np.triu_indices(D, 1)] = np.nan
+    return A, np.asfortranarray(rng.normal(size=(D, K)))
+
+
+@pytest.mark.parametrize("D, K, cond, shift", [(1, 1, 1.0, 0.0), (5, 3, 10.0, 0.5),
+                                               (64, 2, 1e3, 0.0), (300, 1, 1e5, 1e-3),
+                                               (257, 4, 1e2, 2.0)])
+def test_posv_mixed_meets_the_float64_test(D, K, cond, shift):
+    """_posv_mixed (float32 Cholesky + float64 refinement, gram_dtype="float32"'s solve): the
+    solution of (A + shift I) x = c passes LAPACK's float64 test ||c - Ax||_inf <= ||x||_inf
+    ||A||_inf eps64 sqrt(D) column by column, A (its lower triangle) is read and never
+    written, and the upper triangle is never read (NaN there)."""
+    from randfeat.linear import _posv_mixed
+    A, c = _spd(D, K, cond, seed=D)
+    A0 = A.copy(order="F")
+    out = np.full((D, K), np.nan)
+    it = _posv_mixed(A, shift, c, out)
+    assert 0 <= it <= 30
+    np.testing.assert_array_equal(A, A0)
+    S = np.tril(A0) + np.tril(A0, -1).T + shift * np.eye(D)
+    r = c - S @ out
+    bound = (np.abs(out).max(axis=0) * np.abs(S).sum(axis=1).max() * np.finfo(float).eps
+             * np.sqrt(D))
+    assert np.all(np.abs(r).max(axis=0) <= bound)
+    # the detector: a float32 solve alone (no refinement) fails the same test here
+    if cond >= 1e3:
+        x32 = np.linalg.solve(S.astype(np.float32), c.astype(np.float32)).astype(np.float64)
+        assert np.any(np.abs(c - S @ x32).max(axis=0) > bound)
+
+
+def test_posv_mixed_says_when_it_cannot():
+    """Negative when float32 cannot do it (the caller then solves in float64): an entry beyond
+    float32's range or NaN (-1), a matrix indefinite in float32 (-1), a refinement that has not
+    converged in max_iter steps (-2); ``out`` untouched then."""
+    from randfeat._lib import _gram
+    from randfeat.linear import _posv_mixed
+    A, c = _spd(40, 1, 1e4, seed=3)
+    out = np.full((40, 1), 7.0)
+    for bad in (np.nan, np.inf, 1e39):
+        B = A.copy(order="F")
+        B[5, 2] = bad
+        assert _posv_mixed(B, 0.0, c, out) == -1
+    assert np.all(out == 7.0)
+    # indefinite: -1
+    assert _posv_mixed(A, -2.0, c, out) == -1
+    assert np.all(out == 7.0)
+    # no refinement allowed on a matrix that needs it: -2
+    X, R = np.empty((40, 1), order="F"), np.empty((40, 1), order="F")
+    SX = np.empty((40, 1), dtype=np.float32, order="F")
+    SA = np.zeros((40, 40), dtype=np.float32, order="F")
+    assert _gram.posv_mixed(A, 0.0, c, X, SA, SX, R, max_iter=0) == -2
+    assert _gram.posv_mixed(A, 0.0, c, X, SA, SX, R) > 0
+    with pytest.raises(ValueError, match="posv_mixed"):
+        _gram.posv_mixed(A, 0.0, c, X, SA[:, :39], SX, R)
+
+
+def test_float32_statistics_solve_to_float64_accuracy():
+    """gram_dtype="float32" statistics solve by the mixed-precision Cholesky; the result is the
+    float64 factorisation's on the same Gram to float64 rounding (relative 1e-9) along a path
+    of alphas, including alphas too small for float32 (then the float64 factorisation, or the
+    eigen-solution, as with float64 statistics)."""
+    import randfeat.linear as lin
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(100, 120)).astype(np.float32)   # fewer rows than features: singular
+    Y = rng.normal(size=(100, 2))
+    st = RidgeStatistics(gram_dtype="float32").partial_fit(Z, Y)
+    ref = RidgeStatistics()
+    ref.__dict__.update(copy.deepcopy(st.__dict__))
+    ref.gram_dtype = "float64"
+    alphas = [10.0, 1e-2, 1e-6, 0.0]
+    seen = []
+    real = lin._posv_mixed
+
+    def spy(*a):
+        seen.append(real(*a))
+        return seen[-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lin, "_posv_mixed", spy)
+        W, b, used = st._path(np.asarray(alphas))
+    W0, b0, used0 = ref._path(np.asarray(alphas))
+    # float32 solves the first two; 1e-6 and 0 (A's null space is rounding noise: indefinite)
+    # fail in float32, then in float64 too, and take the eigen-solution
+    assert [s >= 0 for s in seen] == [True, True, False, False]
+    assert used == ["cholesky", "cholesky", "eigh", "eigh"] and used0 == used
+    np.testing.assert_allclose(W, W0, rtol=1e-9, atol=1e-12 * np.abs(W0).max())
+    np.testing.assert_allclose(b, b0, rtol=1e-9, atol=1e-12)
+    # when the mixed solve declines, the float64 factorisation gives the float64 statistics'
+    # answer bit for bit
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lin, "_posv_mixed", lambda *a: -1)
+        W1, b1, used1 = st._path(np.asarray(alphas))
+    assert used1 == used0
+    np.testing.assert_array_equal(W1, W0)
+    np.testing.assert_array_equal(b1, b0)
 
 
 def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():

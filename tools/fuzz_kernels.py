@@ -25,10 +25,14 @@ binning    RandomBinningFeatures, exact and hashing modes, float32/float64, 1-70
            side: Z Z' * P against the collision counts of NumPy's floor((x - u) / pitch) cell
            coordinates (exact mode: only cells occupied at fit), column indices in range,
            n_threads 1 and 2 identical, fit_transform == fit + transform.
-gram       the ridge fit's float32 chunk product by column panels (``_gram.syrk_f32_into``):
+gram       the ridge fit's float32 chunk product by column panels (``_gram.syrk_f32_into``) and
+           its mixed-precision solve (``_gram.posv_mixed``):
            random rows, widths 1-300 and panel widths 1-300 (edge panels of every size),
            integer-valued features (|z| <= 3, so every float32 sum is exact) against the exact
            float64 lower triangle, added onto a random Gram; the upper triangle never written.
+           The solve: random SPD matrices (D 1-120, condition 1-1e12, shifts -1 to 10, NaN
+           above the diagonal), A never written, and a solution only when it meets LAPACK's
+           float64 test (else a negative return).
 
 Exit status 0 when every example passed; the first failing example is printed by hypothesis.
 """
@@ -383,6 +387,32 @@ def fuzz_gram(examples):
         assert np.array_equal(G[~low], G0[~low]), "upper triangle written"
 
     run()
+
+    # the mixed-precision solve (float32 Cholesky + float64 refinement): A never written, a
+    # non-negative return only with a solution that passes LAPACK's float64 test
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(1, 120), st.integers(1, 5), st.floats(0.0, 12.0),
+           st.floats(-1.0, 10.0), st.integers(0, 2 ** 32 - 1))
+    def run_posv(D, K, log_cond, shift, seed):
+        rng = np.random.default_rng(seed)
+        Q, _ = np.linalg.qr(rng.normal(size=(D, D)))
+        A = np.asfortranarray((Q * np.geomspace(1.0, 10.0 ** -log_cond, D)) @ Q.T)
+        A[np.triu_indices(D, 1)] = np.nan
+        A0 = A.copy(order="F")
+        B = np.asfortranarray(rng.normal(size=(D, K)))
+        X, R = np.empty((D, K), order="F"), np.empty((D, K), order="F")
+        SX = np.empty((D, K), dtype=np.float32, order="F")
+        SA = np.full((D, D), np.nan, dtype=np.float32, order="F")
+        it = _gram.posv_mixed(A, shift, B, X, SA, SX, R)
+        assert np.array_equal(A, A0, equal_nan=True), "A written"
+        if it >= 0:
+            S = np.tril(A0) + np.tril(A0, -1).T + shift * np.eye(D)
+            bound = (np.abs(X).max(axis=0) * np.abs(S).sum(axis=1).max()
+                     * np.finfo(float).eps * np.sqrt(D))
+            assert np.all(np.abs(B - S @ X).max(axis=0) <= bound), "test not met"
+
+    run_posv()
 
 
 TARGETS = {"fwht": fuzz_fwht, "rff": fuzz_rff, "fastfood": fuzz_fastfood, "sorf": fuzz_sorf,

@@ -71,6 +71,9 @@ else
     [[ -e tests/test_sorf.py ]] && SEL+=(tests/test_sorf.py)
     grep -q "def test_float32_gram_panels" tests/test_linear.py \
         && SEL+=(tests/test_linear.py::test_float32_gram_panels)
+    grep -q "def test_posv_mixed_says_when_it_cannot" tests/test_linear.py \
+        && SEL+=(tests/test_linear.py::test_posv_mixed_meets_the_float64_test
+                 tests/test_linear.py::test_posv_mixed_says_when_it_cannot)
 fi
 python -m pytest -q -p no:cacheprovider -x "${SEL[@]}" \
     -k "not failed_thread_creation and not fork_pool and not python_m_randfeat" \
