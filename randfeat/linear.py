@@ -588,11 +588,14 @@ class RidgeStatistics:
 
         Works on the lower triangle only: :math:`A = G - S\\bar z\\bar z^\\top` by one rank-1
         update (``syr``), then per alpha a copy of A factorised in place (``potrf``) and solved
-        (``potrs``) -- for statistics with ``gram_dtype="float32"`` by LAPACK's
-        mixed-precision ``dsposv`` instead (a float32 factorisation, about twice as fast, refined
-        to the float64 solution's accuracy; see :func:`_posv_mixed`); the eigendecomposition (``syevr`` via :func:`scipy.linalg.eigh`, lower
-        triangle) serves the alphas whose factorisation fails, or all with ``method="eigh"``.
-        Peak memory: A and one factor (two D x D float64), plus G unless ``overwrite`` (then G
+        (``potrs``).  Statistics with ``gram_dtype="float32"`` first try, per alpha, a float32
+        factorisation of a float32 copy of A + alpha I refined to float64 accuracy (about twice
+        as fast; see :func:`_posv_mixed`), which reads A and never writes it; the float64
+        factorisation serves the alphas it declines.  The eigendecomposition (``syevr`` via
+        :func:`scipy.linalg.eigh`, lower triangle) serves the alphas whose factorisation fails,
+        or all with ``method="eigh"``.
+        Peak memory: A and one factor (two D x D float64; with float32 statistics solved in
+        float32, A and the float32 lower triangle), plus G unless ``overwrite`` (then G
         becomes A, the last alpha is factorised in A itself, and these statistics must not be
         used again: one D x D float64 for a single alpha, of which only the lower triangle is
         touched).  If that in-place factorisation fails, A is lost: :class:`_GramConsumed` is
