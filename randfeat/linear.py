@@ -288,8 +288,8 @@ class RidgeStatistics:
     ----------
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each :meth:`partial_fit` call's :math:`Z^\top Z` product (dense ``Z``); the
-        products are always accumulated in float64 and solved to float64 accuracy.  "float32" (single-precision
-        ``syrk``, about twice as fast) adds a relative error of about ``n_rows * 6e-8`` per entry
+        products are always accumulated in float64 and solved to float64 accuracy.  "float32"
+        (single-precision ``syrk``, about twice as fast) adds a relative error of about ``n_rows * 6e-8`` per entry
         of one call's product; float32 ``Z`` then also has its :math:`Z^\top[y, 1]` computed in
         float32 (float64 ``Z`` in float64).  With "float32" the solve, too, is about twice as
         fast at no cost in accuracy: a float32 Cholesky factorisation refined in float64 until
@@ -1231,8 +1231,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Seeds the validation split (the feature map has its own ``random_state``).
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated
-        over chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant cost of a fit with
-        wide features (one single-precision ``syrk`` per chunk; the chunk's features rounded to
+        over chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant
+        cost of a fit with wide features (one single-precision ``syrk`` per chunk; the chunk's features rounded to
         float32, the products summed over the chunk in float32, the chunk sums added in
         float64) at a rounding error of each chunk's entries of at most about
         ``chunk_size * 6e-8`` times the sum of the magnitudes of their terms (typically
