@@ -289,11 +289,11 @@ class RidgeStatistics:
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each :meth:`partial_fit` call's :math:`Z^\top Z` product (dense ``Z``); the
         products are always accumulated in float64 and solved to float64 accuracy.  "float32"
-        (single-precision ``syrk``, about twice as fast) adds a relative error of about ``n_rows * 6e-8`` per entry
-        of one call's product; float32 ``Z`` then also has its :math:`Z^\top[y, 1]` computed in
-        float32 (float64 ``Z`` in float64).  With "float32" the solve, too, is about twice as
-        fast at no cost in accuracy: a float32 Cholesky factorisation refined in float64 until
-        the solution meets LAPACK's float64 residual test (``dsposv``'s method), with the
+        (single-precision ``syrk``, about twice as fast) adds a relative error of about ``n_rows *
+        6e-8`` per entry of one call's product; float32 ``Z`` then also has its :math:`Z^\top[y, 1]`
+        computed in float32 (float64 ``Z`` in float64).  With "float32" the solve, too, is about
+        twice as fast at no cost in accuracy: a float32 Cholesky factorisation refined in float64
+        until the solution meets LAPACK's float64 residual test (``dsposv``'s method), with the
         float64 factorisation where float32 cannot (A + alpha I too ill-conditioned).
 
     Attributes
@@ -1230,20 +1230,19 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     random_state : None, int or Generator, default=None
         Seeds the validation split (the feature map has its own ``random_state``).
     gram_dtype : {"float64", "float32"}, default="float64"
-        Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated
-        over chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant
-        cost of a fit with wide features (one single-precision ``syrk`` per chunk; the chunk's features rounded to
-        float32, the products summed over the chunk in float32, the chunk sums added in
-        float64) at a rounding error of each chunk's entries of at most about
-        ``chunk_size * 6e-8`` times the sum of the magnitudes of their terms (typically
-        ``sqrt(chunk_size) * 6e-8``): use it when the penalty is far above that error
-        (moderate alphas; see ``benchmarks/README.md`` for the measured effect on Adult, where
-        the test error is unchanged); the default is exact to float64 rounding.  With
-        "float32" and a randfeat map with dense output (RFF, Fastfood, SORF), :meth:`fit` also
-        featurises float64 input in float32 (the map's single-precision path, which the
-        products would round to anyway; :meth:`predict` featurises in the input's precision),
-        and solves by a float32 Cholesky factorisation refined to float64 accuracy (about
-        twice as fast as the float64 one; see :class:`RidgeStatistics`).
+        Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated over
+        chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant cost of a
+        fit with wide features (one single-precision ``syrk`` per chunk; the chunk's features
+        rounded to float32, the products summed over the chunk in float32, the chunk sums added in
+        float64) at a rounding error of each chunk's entries of at most about ``chunk_size * 6e-8``
+        times the sum of the magnitudes of their terms (typically ``sqrt(chunk_size) * 6e-8``): use
+        it when the penalty is far above that error (moderate alphas; see ``benchmarks/README.md``
+        for the measured effect on Adult, where the test error is unchanged); the default is exact
+        to float64 rounding.  With "float32" and a randfeat map with dense output (RFF, Fastfood,
+        SORF), :meth:`fit` also featurises float64 input in float32 (the map's single-precision
+        path, which the products would round to anyway; :meth:`predict` featurises in the input's
+        precision), and solves by a float32 Cholesky factorisation refined to float64 accuracy
+        (about twice as fast as the float64 one; see :class:`RidgeStatistics`).
     n_threads : int or None, default=None
         Threads of randfeat's compiled feature kernels in :meth:`fit` and :meth:`predict` (a
         randfeat ``features`` map runs with this many; its output does not depend on it).  The
