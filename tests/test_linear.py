@@ -779,6 +779,25 @@ def test_float32_statistics_solve_to_float64_accuracy():
     np.testing.assert_array_equal(b1, b0)
 
 
+def test_fit_gives_the_freed_chunks_back_before_the_solve(monkeypatch):
+    """The Cholesky fit trims the C heap once, after the last chunk and before the final solve
+    (glibc keeps freed blocks under 32 MiB, e.g. a chunk's features, resident otherwise); where
+    the C library has malloc_trim (glibc) the trim is done."""
+    import platform
+
+    import randfeat.linear as lin
+    calls = []
+    real = lin._trim_heap
+    monkeypatch.setattr(lin, "_trim_heap", lambda: calls.append(1) or real())
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
+    RandomFeatureRidge(RandomFourierFeatures(30, random_state=0), alphas=1.0,
+                       chunk_size=50).fit(X, y)
+    assert calls == [1]
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert real() is True
+
+
 def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
     """Grams of 4 MiB or more live in an anonymous mmap (pages resident only when written; see
     randfeat.linear._gram_buffer): zeroed, Fortran-ordered, writeable, and statistics built on
