@@ -130,7 +130,7 @@ def _gram_buffer(D):
     return _lazy_zeros((D, D), np.float64)
 
 
-def _posv_mixed(A, alpha, c, out):
+def _posv_mixed(A, alpha, c, out, SA=None):
     """Solve ``(A + alpha I) x = c`` (A (D, D) Fortran float64, symmetric, its lower triangle
     read and never written; c (D, K)) into ``out`` (D, K) by a float32 Cholesky
     factorisation refined to float64 accuracy (:func:`randfeat._lib._gram.posv_mixed`, the
@@ -138,13 +138,14 @@ def _posv_mixed(A, alpha, c, out):
     steps, or a negative number when the float32 factorisation failed or the refinement
     stalled (``out`` then untouched: solve in float64).  The float32 factor is a lazily zeroed
     D x D buffer of which only the lower triangle becomes resident (D^2 / 2 float32 values
-    beside A)."""
+    beside A); pass one as ``SA`` to reuse it over several alphas."""
     D, K = c.shape
     B = np.asfortranarray(c, dtype=np.float64)
     X = np.empty((D, K), order="F")
     R = np.empty((D, K), order="F")
     SX = np.empty((D, K), dtype=np.float32, order="F")
-    SA = _lazy_zeros((D, D), np.float32)
+    if SA is None:
+        SA = _lazy_zeros((D, D), np.float32)
     it = _gramlib.posv_mixed(A, float(alpha), B, X, SA, SX, R)
     if it >= 0:
         out[...] = X
@@ -648,15 +649,16 @@ class RidgeStatistics:
         L, D = len(alphas), A.shape[0]
         W = np.empty((L, D, c.shape[1]))
         used = ["eigh"] * L
-        # float32 statistics: a float32 factorisation refined to float64 accuracy (dsposv)
-        mixed = self.gram_dtype == "float32"
         if method == "cholesky":
+            # float32 statistics: a float32 factorisation refined to float64 accuracy, one
+            # float32 buffer for every alpha
+            SA = _lazy_zeros((D, D), np.float32) if self.gram_dtype == "float32" else None
             for j, a in enumerate(alphas):
                 # overwrite: the last alpha is factorised in A itself (no D x D copy; LAPACK
                 # touches only the lower triangle, so the upper one of a large Gram is never
                 # resident, see _gram_buffer)
                 in_place = overwrite and j == L - 1
-                if mixed and _posv_mixed(A, a, c, W[j]) >= 0:  # A is not written
+                if SA is not None and _posv_mixed(A, a, c, W[j], SA) >= 0:  # A not written
                     used[j] = "cholesky"
                     continue
                 M = A if in_place else A.copy(order="F")
@@ -669,6 +671,7 @@ class RidgeStatistics:
                     raise _GramConsumed(f"{who}: the in-place Cholesky factorisation failed "
                                         f"(A + alpha I is not numerically positive definite)")
                 del M
+            SA = None   # freed before any eigendecomposition
         eig = None
         for j, a in enumerate(alphas):
             if used[j] == "cholesky":

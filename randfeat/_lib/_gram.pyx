@@ -80,19 +80,18 @@ def posv_mixed(const double[::1, :] A, double shift, const double[::1, :] B,
                double[::1, :] X, float[::1, :] SA, float[::1, :] SX, double[::1, :] R,
                int max_iter=30):
     """Solve ``(A + shift I) X = B`` (``A`` symmetric, its lower triangle read, never written;
-    ``A + shift I`` positive definite) by a float32 Cholesky factorisation and float64 iterative refinement; returns
-    the number of refinement steps, or -1 when the float32 factorisation fails (an entry
-    beyond float32's range, or the rounded matrix not positive definite in float32) and -2 when the
-    refinement has not converged in ``max_iter`` steps (then the caller solves in float64;
-    ``X`` is undefined).
+    ``A + shift I`` positive definite) by a float32 Cholesky factorisation and float64
+    iterative refinement; returns the number of refinement steps, or -1 when the float32
+    factorisation fails (an entry beyond float32's range, or the rounded matrix not positive
+    definite in float32) and -2 when the refinement has not converged in ``max_iter`` steps
+    or met a NaN (then the caller solves in float64; ``X`` is undefined).
 
     LAPACK's ``dsposv`` algorithm (Langou et al. 2006; Higham, *Accuracy and Stability of
-    Numerical Algorithms*, ch. 12) and its stopping test, column by column:
-    (:math:`A` standing for ``A + shift I``)
-    :math:`\lVert b - Ax\rVert_\infty \le \lVert x\rVert_\infty \lVert A\rVert_\infty
-    \varepsilon_{64}\sqrt{D}`; the residual by ``dsymv`` (LAPACK's ``dsymm``, with one
-    right-hand side, repacks A at each step: 24-33 ms against 4.1-4.5 ms for ``dsymv`` at
-    D = 4000 here).
+    Numerical Algorithms*, ch. 12) and its stopping test, column by column (:math:`A` standing
+    for ``A + shift I``): :math:`\lVert b - Ax\rVert_\infty \le \lVert x\rVert_\infty
+    \lVert A\rVert_\infty \varepsilon_{64}\sqrt{D}`.  The residual by ``dsymv`` (LAPACK's
+    ``dsymm``, with one right-hand side, repacks A at each step: 24-33 ms against 4.1-4.5 ms
+    for ``dsymv`` at D = 4000 here).
 
     ``A`` (D, D) Fortran float64; ``B``, ``X``, ``R`` (D, K) Fortran float64; ``SA`` (D, D)
     Fortran float32 (only its lower triangle is written: a lazily zeroed buffer stays half
@@ -118,8 +117,7 @@ def posv_mixed(const double[::1, :] A, double shift, const double[::1, :] B,
 
 
 cdef int _posv_mixed_core(int n, int nrhs, const double* a, double shift, const double* b,
-                          double* x,
-                          float* sa, float* sx, double* r, double* rowsum,
+                          double* x, float* sa, float* sx, double* r, double* rowsum,
                           int max_iter) noexcept nogil:
     """The refinement loop of ``posv_mixed`` (every matrix Fortran-ordered, leading dimension
     n); ``rowsum`` n zeros."""
