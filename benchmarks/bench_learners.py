@@ -119,6 +119,7 @@ else:
     cls = RandomFeatureRidgeClassifier if task == "binary" else RandomFeatureRidge
     model = cls(RandomFourierFeatures(D, sigma=sigma, features="phase", random_state=seed),
                 alphas=alpha, gram_dtype={gram_dtype!r}, chunk_size={chunk_size!r},
+                solver={solver!r}, random_state=seed,
                 n_threads={threads})
 before = rss("VmRSS")
 with open("/proc/self/clear_refs", "w") as f:
@@ -140,7 +141,8 @@ def run_child(path, method, D, seed, args, settings):
     code = CHILD.format(root=str(ROOT), path=str(path), method=method, D=D,
                         sigma=settings["sigma"], alpha=settings["alpha"],
                         task=settings["task"], seed=seed, gram_dtype=args.gram_dtype,
-                        chunk_size=args.chunk_size, threads=args.threads)
+                        chunk_size=args.chunk_size, threads=args.threads,
+                        solver=args.solver)
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     if args.threads is not None:
         for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -229,6 +231,8 @@ def main(argv=None):
     ap.add_argument("--gram-dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--chunk-size", type=lambda v: v if v == "auto" else int(v), default="auto",
                     help="rows per chunk, or 'auto' (randfeat's default)")
+    ap.add_argument("--solver", default="auto", choices=["auto", "cholesky", "pcg"],
+                    help="randfeat's solver ('auto': Cholesky for these dense features)")
     ap.add_argument("--threads", type=int, default=None,
                     help="BLAS threads of both and randfeat's n_threads (default: all CPUs)")
     ap.add_argument("--max-gib", type=float, default=None,
@@ -254,9 +258,11 @@ def main(argv=None):
             Path(args.json).write_text(json.dumps(res, indent=1))
         return 0
     results = dict(loadavg_start=os.getloadavg(), cpus=os.cpu_count(), threads=args.threads,
-                   gram_dtype=args.gram_dtype, chunk_size=args.chunk_size, runs=[])
+                   gram_dtype=args.gram_dtype, chunk_size=args.chunk_size,
+                   solver=args.solver, runs=[])
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; randfeat "
-          f"gram_dtype={args.gram_dtype}, chunk_size={args.chunk_size}, threads="
+          f"gram_dtype={args.gram_dtype}, chunk_size={args.chunk_size}, solver={args.solver}, "
+          f"threads="
           f"{args.threads or 'all'}; {args.repeats} "
           f"interleaved repeats (seed = repeat), every fit in a fresh process", flush=True)
     table = []

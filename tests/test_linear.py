@@ -93,9 +93,10 @@ def test_alpha_path_validation_scores_match_explicit_refits(global_random_seed):
     np.testing.assert_allclose(m.coef_, Ridge(alpha=m.alpha_).fit(X, y).coef_, rtol=1e-8)
 
 
-@pytest.mark.parametrize("solver", ["lsqr", "cg"])
+@pytest.mark.parametrize("solver", ["lsqr", "cg", "pcg"])
 def test_sparse_path_equals_dense_path(global_random_seed, solver):
-    """Binning features (CSR): LSQR / CG solution = streaming normal equations (Cholesky)."""
+    """Binning features (CSR): LSQR / CG / PCG solution = streaming normal equations
+    (Cholesky)."""
     X, y = _data(global_random_seed, n=150, d=3)
     rb = RandomBinningFeatures(8, sigma=2.0, random_state=global_random_seed)
     kw = dict(alphas=[1e-3, 1e-2, 1e-1], alpha_scale="mean", random_state=1, tol=1e-12,
@@ -930,12 +931,12 @@ def test_ridge_statistics_errors():
 
 
 # ----------------------------------------------------------------------------- issue 16
-@pytest.mark.parametrize("solver", ["cholesky", "lsqr", "cg"])
+@pytest.mark.parametrize("solver", ["cholesky", "lsqr", "cg", "pcg"])
 @pytest.mark.parametrize("k", [None, 2])
 def test_sample_weight_equals_sklearn_ridge(global_random_seed, solver, k):
     """fit(X, y, sample_weight) = scikit-learn's Ridge(alpha).fit(Z, y, sample_weight) on the same
     features: 1e-8 for the direct solve (two Cholesky solves of one system), 1e-6 for LSQR / CG
-    at tol=1e-12 (Krylov stopping error).  Zero weights drop rows exactly."""
+    / PCG at tol=1e-12 (Krylov stopping error).  Zero weights drop rows exactly."""
     X, y = _data(global_random_seed, n=240, d=4, k=k)
     rng = np.random.default_rng(global_random_seed + 7)
     w = rng.uniform(0.0, 3.0, size=len(X))
@@ -1100,3 +1101,91 @@ def test_weighted_fit_never_modifies_the_input(features, dtype, gram_dtype):
     f = "passthrough" if features == "passthrough" else FunctionTransformer()
     RandomFeatureRidge(f, alphas=1.0, gram_dtype=gram_dtype).fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(X, X0)
+
+
+# ------------------------------------------------------------------- solver="pcg" (issue 17)
+def _wide(seed, n=1500, d=4, D=400):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X).sum(axis=1) + 0.1 * rng.normal(size=n)
+    return X, y, RandomFourierFeatures(D, sigma=2.0, random_state=seed)
+
+
+def test_nystrom_is_exact_on_a_low_rank_matrix():
+    """_nystrom (Frangella, Tropp & Udell 2023, Alg. 2.1) recovers a PSD matrix of rank
+    below r exactly (to rounding), eigenvalues in decreasing order; a Cholesky failure gives
+    the empty approximation (no preconditioning)."""
+    from randfeat.linear import _nystrom
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(60, 7))
+    A = F @ F.T
+    U, lam = _nystrom(lambda V: A @ V, 60, 12, np.random.default_rng(1), np.finfo(float).eps)
+    assert U.shape == (60, 12) and np.all(np.diff(lam) <= 0)
+    np.testing.assert_allclose((U * lam) @ U.T, A, atol=1e-8 * np.abs(A).max())
+    np.testing.assert_allclose(lam[:7], np.linalg.eigvalsh(A)[::-1][:7], rtol=1e-8)
+    U0, lam0 = _nystrom(lambda V: -V, 10, 3, np.random.default_rng(1), 1e-16)
+    assert U0.shape == (10, 0) and lam0.size == 0
+
+
+def test_pcg_equals_cholesky_and_its_preconditioner_does_the_work(monkeypatch):
+    """solver="pcg" gives the Cholesky solution (tol=1e-12: 1e-8 relative) in few iterations;
+    the same solve without the preconditioner (rank 0: plain CG) needs several times more,
+    so the iteration count detects a preconditioner that does nothing."""
+    import randfeat.linear as lin
+    X, y, f = _wide(0)
+    ch = RandomFeatureRidge(f, alphas=1.0).fit(X, y)
+    pc = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0).fit(X, y)
+    assert pc.solver_ == "pcg"
+    np.testing.assert_allclose(pc.coef_, ch.coef_, rtol=1e-8, atol=1e-8 * np.abs(ch.coef_).max())
+    np.testing.assert_allclose(pc.intercept_, ch.intercept_, rtol=1e-8, atol=1e-10)
+    monkeypatch.setattr(lin, "_NYSTROM_RANK", 0)
+    plain = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0,
+                               max_iter=20_000).fit(X, y)
+    np.testing.assert_allclose(plain.coef_, ch.coef_, rtol=1e-7,
+                               atol=1e-7 * np.abs(ch.coef_).max())
+    assert pc.n_iter_[0] <= 40 and plain.n_iter_[0] >= 3 * pc.n_iter_[0], (
+        pc.n_iter_, plain.n_iter_)
+
+
+def test_pcg_in_float32_keeps_float32_features_and_the_solution():
+    """gram_dtype="float32": PCG keeps the features in float32 (no float64 copy) and its
+    solution is the float32 Cholesky fit's to the float32 level (1e-4 relative; the float32
+    Cholesky fit is itself that far from the float64 one); classifier, 3 classes, all targets
+    at once."""
+    import randfeat.linear as lin
+    X, y, f = _wide(1)
+    seen = []
+    real = lin._RandomFeatureRidgeBase._pcg_features
+
+    def spy(self, X):
+        seen.append(real(self, X))
+        return seen[-1]
+
+    yc = np.digitize(y, np.quantile(y, [0.3, 0.7]))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lin._RandomFeatureRidgeBase, "_pcg_features", spy)
+        pc = RandomFeatureRidgeClassifier(f, alphas=1.0, solver="pcg", gram_dtype="float32",
+                                          tol=1e-10, random_state=0).fit(X, yc)
+    assert seen[0].dtype == np.float32 and seen[0].shape == (len(X), 400)
+    ch = RandomFeatureRidgeClassifier(f, alphas=1.0, gram_dtype="float32").fit(X, yc)
+    c64 = RandomFeatureRidgeClassifier(f, alphas=1.0).fit(X, yc)
+    err = np.linalg.norm(pc.coef_ - ch.coef_) / np.linalg.norm(ch.coef_)
+    assert err < 1e-4
+    assert np.linalg.norm(ch.coef_ - c64.coef_) / np.linalg.norm(c64.coef_) < 1e-4
+    assert len(pc.n_iter_) == 3
+    np.testing.assert_array_equal(pc.predict(X), ch.predict(X))
+
+
+def test_pcg_is_reproducible_and_warm_starts_the_path():
+    """Same random_state: the same bits, whatever n_threads; a grid of alphas shares one
+    preconditioner and warm-starts (validation scores = Cholesky's); too few iterations warn."""
+    X, y, f = _wide(2, n=800, D=200)
+    kw = dict(alphas=[0.1, 1.0, 10.0], solver="pcg", tol=1e-12, random_state=3)
+    a = RandomFeatureRidge(f, n_threads=1, **kw).fit(X, y)
+    b = RandomFeatureRidge(f, n_threads=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.validation_scores_, b.validation_scores_)
+    ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3).fit(X, y)
+    np.testing.assert_allclose(a.validation_scores_, ch.validation_scores_, rtol=1e-8)
+    with pytest.warns(RuntimeWarning, match="PCG did not converge"):
+        RandomFeatureRidge(f, alphas=1e-6, solver="pcg", max_iter=2, random_state=0).fit(X, y)
