@@ -12,7 +12,8 @@ count ``D`` it fits, side by side:
   map as ``RBFSampler``: ``gamma = 1 / (2 sigma^2)``), the same single ``alpha`` in the same
   (scikit-learn's) scale, ``gram_dtype`` as given (default float32: each chunk's ``ZᵀZ`` by one
   single-precision ``syrk``, summed over chunks in float64), streaming ``chunk_size`` rows at a
-  time.
+  time; ``--solver pcg``: Nyström-preconditioned conjugate gradients on the kept (float32)
+  feature matrix instead (``random_state = r`` for its test matrix too).
 
 Both get the same standardised float64 inputs (Adult: the a9a CSR matrix as loaded).  Every fit
 runs in a **fresh subprocess** (data loaded from a cache, libraries imported, then the fit): the
@@ -32,6 +33,7 @@ Usage::
     python benchmarks/bench_learners.py --threads 1  # BLAS and randfeat on one thread each
     python benchmarks/bench_learners.py --datasets adult --D 1000 --repeats 5
     python benchmarks/bench_learners.py --json out.json
+    python benchmarks/bench_learners.py --datasets cpu_act --D 4000 --solver pcg --threads 1
 """
 
 from __future__ import annotations
