@@ -160,8 +160,8 @@ def _nystrom(gram, D, r, rng, eps):
     """Randomized Nyström approximation ``U diag(lam) Uᵀ`` of rank r of the PSD D x D operator
     ``gram`` (V (D, k) -> A V), by Frangella, Tropp & Udell (2023, Alg. 2.1): a Gaussian test
     matrix Ω orthonormalised, Y = A Ω, a shift ν = eps ‖Y‖_F for stability, Y_ν = Y + νΩ,
-    C = chol(Ωᵀ Y_ν), B = Y_ν C⁻ᵀ, B = U Σ Vᵀ, lam = max(Σ² - ν, 0); eigenvalues in decreasing
-    order.  ``eps``: the rounding unit of A's products.  An empty approximation (no
+    C = chol(Ωᵀ Y_ν), B = Y_ν C⁻ᵀ, B = U Σ Vᵀ, lam = Σ² - ν, of which only the positive ones
+    are kept (so the preconditioner is finite even for alpha = 0); decreasing order.  ``eps``: the rounding unit of A's products.  An empty approximation (no
     preconditioning) if the Cholesky factorisation fails."""
     if r <= 0:
         return np.zeros((D, 0)), np.zeros(0)
@@ -175,7 +175,9 @@ def _nystrom(gram, D, r, rng, eps):
         return np.zeros((D, 0)), np.zeros(0)
     B = scipy.linalg.solve_triangular(C, Y.T, lower=True, check_finite=False).T
     U, S, _ = np.linalg.svd(B, full_matrices=False)
-    return U, np.maximum(S ** 2 - nu, 0.0)
+    lam = S ** 2 - nu
+    keep = lam > 0   # directions below the shift carry no information (and alpha may be 0)
+    return U[:, keep], lam[keep]
 
 
 _MALLOC_TRIM = []
