@@ -159,10 +159,11 @@ _NYSTROM_RANK = 100
 def _nystrom(gram, D, r, rng, eps):
     """Randomized Nyström approximation ``U diag(lam) Uᵀ`` of rank r of the PSD D x D operator
     ``gram`` (V (D, k) -> A V), by Frangella, Tropp & Udell (2023, Alg. 2.1): a Gaussian test
-    matrix Ω orthonormalised, Y = A Ω, a shift ν = eps ‖Y‖_F for stability, Y_ν = Y + νΩ,
+    matrix Ω orthonormalised, Y = A Ω, a shift ν = √D eps ‖Y‖_F for stability, Y_ν = Y + νΩ,
     C = chol(Ωᵀ Y_ν), B = Y_ν C⁻ᵀ, B = U Σ Vᵀ, lam = Σ² - ν, of which only the positive ones
-    are kept (so the preconditioner is finite even for alpha = 0); decreasing order.  ``eps``: the rounding unit of A's products.  An empty approximation (no
-    preconditioning) if the Cholesky factorisation fails."""
+    are kept (so the preconditioner is finite for any penalty); decreasing order.  ``eps``:
+    the rounding unit of A's products.  An empty approximation (no preconditioning) if the
+    Cholesky factorisation fails."""
     if r <= 0:
         return np.zeros((D, 0)), np.zeros(0)
     Om, _ = np.linalg.qr(rng.standard_normal((D, r)))
