@@ -1133,8 +1133,9 @@ class _RandomFeatureRidgeBase(BaseEstimator):
             return U @ (((lr + pen) / (lam + pen))[:, None] * UR) + (R - U @ UR)
 
         X = np.zeros((D, K)) if x0 is None else np.array(x0, dtype=np.float64)
-        R = C - (gram(X) + pen * X) if x0 is not None else C.copy()
         cn = np.linalg.norm(C, axis=0)
+        X[:, cn == 0] = 0.0   # a zero right-hand side (e.g. a constant target): w = 0
+        R = C - (gram(X) + pen * X) if x0 is not None else C.copy()
         todo = np.linalg.norm(R, axis=0) > self.tol * cn
         iters = np.zeros(K, dtype=int)
         Zr = prec(R)

@@ -1189,5 +1189,9 @@ def test_pcg_is_reproducible_and_warm_starts_the_path():
     np.testing.assert_array_equal(a.validation_scores_, b.validation_scores_)
     ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3).fit(X, y)
     np.testing.assert_allclose(a.validation_scores_, ch.validation_scores_, rtol=1e-8)
+    # a constant target along a warm-started path: zero weights, no iterations
+    c = RandomFeatureRidge(f, solver="pcg", **{k: v for k, v in kw.items() if k != "solver"}
+                           ).fit(X, np.full(len(X), 2.5))
+    assert not c.coef_.any() and c.intercept_ == pytest.approx(2.5) and c.n_iter_[0] == 0
     with pytest.warns(RuntimeWarning, match="PCG did not converge"):
         RandomFeatureRidge(f, alphas=1e-6, solver="pcg", max_iter=2, random_state=0).fit(X, y)
