@@ -1029,7 +1029,8 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         the caller sets with :func:`threadpoolctl.threadpool_limits`)."""
         n, D = Z.shape
         if w is None:
-            mz = (np.asarray(Z.mean(axis=0)).ravel() if self.fit_intercept else np.zeros(D))
+            mz = (np.asarray(Z.mean(axis=0), dtype=np.float64).ravel() if self.fit_intercept
+                  else np.zeros(D))
             my = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
             pen = self._penalty(alpha, n)
 
@@ -1042,7 +1043,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
                 return np.asarray(Z.T @ u).ravel() - mz * u.sum()
         else:  # rows scaled by sqrt(w): the weighted least-squares problem
             sw = float(w.sum())
-            mz = (np.asarray(Z.T @ w).ravel() / sw if self.fit_intercept else np.zeros(D))
+            # float32 features (solver="pcg"): weights in float32 too, no float64 copy of Z
+            wz = w.astype(np.float32) if Z.dtype == np.float32 else w
+            mz = (np.asarray(Z.T @ wz, dtype=np.float64).ravel() / sw if self.fit_intercept
+                  else np.zeros(D))
             my = w @ Y / sw if self.fit_intercept else np.zeros(Y.shape[1])
             rw = np.sqrt(w)
             pen = self._penalty(alpha, sw)

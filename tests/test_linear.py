@@ -1176,6 +1176,20 @@ def test_pcg_in_float32_keeps_float32_features_and_the_solution():
     assert np.linalg.norm(ch.coef_ - c64.coef_) / np.linalg.norm(c64.coef_) < 1e-4
     assert len(pc.n_iter_) == 3
     np.testing.assert_array_equal(pc.predict(X), ch.predict(X))
+    # weighted, float32: the fit's peak is the float32 feature matrix plus one float32 chunk
+    # being featurised (1.7x it here); a float64 copy of it (e.g. from a mixed-precision
+    # product with the weights) would add 2x
+    import tracemalloc
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
+    f2 = RandomFourierFeatures(2000, sigma=2.0, random_state=0)
+    tracemalloc.start()
+    try:
+        RandomFeatureRidge(f2, alphas=1.0, solver="pcg", gram_dtype="float32",
+                           random_state=0).fit(X, y, sample_weight=w)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.2 * len(X) * 2000 * 4, peak
 
 
 def test_pcg_is_reproducible_and_warm_starts_the_path():
