@@ -264,9 +264,8 @@ def main(argv=None):
                    solver=args.solver, runs=[])
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; randfeat "
           f"gram_dtype={args.gram_dtype}, chunk_size={args.chunk_size}, solver={args.solver}, "
-          f"threads="
-          f"{args.threads or 'all'}; {args.repeats} "
-          f"interleaved repeats (seed = repeat), every fit in a fresh process", flush=True)
+          f"threads={args.threads or 'all'}; {args.repeats} interleaved repeats (seed = "
+          f"repeat), every fit in a fresh process", flush=True)
     table = []
     for name in args.datasets.split(","):
         st = SETTINGS[name]

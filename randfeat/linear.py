@@ -1024,9 +1024,10 @@ class _RandomFeatureRidgeBase(BaseEstimator):
         return W[0], b[0]
 
     def _iterative(self, Z, Y, alpha, solver, x0=None, w=None, nystrom=None):
-        """Solve the centred, damped least-squares problem with LSQR or CG, column by column
-        (the process's BLAS threads; for narrow problems one BLAS thread is often faster, which
-        the caller sets with :func:`threadpoolctl.threadpool_limits`)."""
+        """Solve the centred, damped least-squares problem with LSQR or CG, column by column,
+        or with PCG (:meth:`_pcg`, every column at once; ``nystrom`` its preconditioner's
+        cache) (the process's BLAS threads; for narrow problems one BLAS thread is often
+        faster, which the caller sets with :func:`threadpoolctl.threadpool_limits`)."""
         n, D = Z.shape
         if w is None:
             mz = (np.asarray(Z.mean(axis=0), dtype=np.float64).ravel() if self.fit_intercept

@@ -21,11 +21,10 @@ test :math:`\lVert b - Ax\rVert_\infty \le \lVert x\rVert_\infty \lVert
 A\rVert_\infty \varepsilon_{64} \sqrt{D}` column by column; when the float32
 factorisation fails or the refinement stalls it says so and the caller solves in float64.
 """
-from scipy.linalg.cython_blas cimport sgemm, ssyrk
-from scipy.linalg.cython_lapack cimport spotrf, spotrs
-from scipy.linalg.cython_blas cimport dsymv
-from libc.math cimport fabs, sqrt
 from libc.float cimport DBL_EPSILON, DBL_MAX, FLT_MAX
+from libc.math cimport fabs, sqrt
+from scipy.linalg.cython_blas cimport dsymv, sgemm, ssyrk
+from scipy.linalg.cython_lapack cimport spotrf, spotrs
 
 import numpy as np
 
@@ -75,7 +74,6 @@ def syrk_f32_into(const float[:, ::1] Z, double[::1, :] G, float[::1, :] ws):
             j0 += pw
 
 
-
 def posv_mixed(const double[::1, :] A, double shift, const double[::1, :] B,
                double[::1, :] X, float[::1, :] SA, float[::1, :] SX, double[::1, :] R,
                int max_iter=30):
@@ -96,7 +94,7 @@ def posv_mixed(const double[::1, :] A, double shift, const double[::1, :] B,
     ``A`` (D, D) Fortran float64; ``B``, ``X``, ``R`` (D, K) Fortran float64; ``SA`` (D, D)
     Fortran float32 (only its lower triangle is written: a lazily zeroed buffer stays half
     non-resident); ``SX`` (D, K) Fortran float32."""
-    cdef Py_ssize_t D = A.shape[0], K = B.shape[1], i, j, k
+    cdef Py_ssize_t D = A.shape[0], K = B.shape[1]
     if (A.shape[1] != D or B.shape[0] != D or X.shape[0] != D or X.shape[1] != K
             or R.shape[0] != D or R.shape[1] != K or SX.shape[0] != D or SX.shape[1] != K
             or SA.shape[0] != D or SA.shape[1] != D):
