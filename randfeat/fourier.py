@@ -15,8 +15,13 @@ from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
-from randfeat._sampling import SAMPLINGS, sample_frequencies
-from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
+from randfeat._sampling import SAMPLINGS, check_frequencies, sample_frequencies
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    check_allocation,
+)
 from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
@@ -271,6 +276,8 @@ default "iid"
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
         rng = self._rng()
+        check_frequencies(kernel, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
+                          param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
         W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
         b = None
@@ -364,6 +371,9 @@ default "iid"
         dt = X.dtype
         n, m = X.shape[0], W.shape[0]
         odd = paired and D % 2 == 1
+        check_allocation(n * dt.itemsize * (D + odd * (D + 1)), f"the output ({n} x {D} {dt.name})",
+                         f"n_components={D}", func="RandomFourierFeatures.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
         nt = self._n_threads()
         scale = math.sqrt(2.0 / D)
         if sp.issparse(X):
