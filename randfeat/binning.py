@@ -285,7 +285,8 @@ default="laplacian"
     fingerprint, started from a per-grid directory of at most 4,096 buckets, the P grids of a
     row searched together).  All of it runs in compiled code
     without the GIL, notices Ctrl-C within milliseconds, and the output is bit-identical for
-    every ``n_threads``.  Dimensions in which all training points of a grid share one cell cost
+    every ``n_threads`` and, row by row, for every batch a row is transformed in.  Dimensions
+    in which all training points of a grid share one cell cost
     nothing in ``fit``, and nothing in ``transform`` for rows inside the training data's bounding
     box (checked once per row).  ``fit_transform`` reuses the training cells (one pass).
 

@@ -109,7 +109,7 @@ class Fastfood(RandomFeaturesBase):
         Seed of the random parameters (drawn in float64, so float32 and float64 fits share them).
     n_threads : int or None, default=None
         Threads for transform (None: all CPUs; negative: count back). The output does not depend
-        on it.
+        on it, nor on the batch: each row is computed by itself (the same bits in any batch).
 
     Attributes
     ----------

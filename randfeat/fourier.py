@@ -200,7 +200,15 @@ default "iid"
     shapes and the machine's CPU count only (under a single-threaded BLAS both ways make the
     same gemm calls), or, in the parallel single-threaded-BLAS case, when the BLAS's gemm is
     found at run time (once per process and dtype, on probe products) to give the same bits
-    however a product is cut, there are only as many blocks as threads.  A different BLAS
+    however a product is cut, there are only as many blocks as threads.  **Not across batches:**
+    a row's features may differ in the last bits with the other rows transformed with it
+    (``transform(X)[i]`` and ``transform(X[i:i + 1])``): the BLAS picks its gemm kernel by the
+    shape of the product (OpenBLAS on AVX-512: a matrix-vector kernel for one row, a small-matrix
+    kernel when rows x frequencies x d <= 1e6 and d >= 32), each summing a row's d products in its
+    own order; the difference is within the rounding of the two projections (the bound of the
+    sparse input below).  :mod:`randfeat.dask` computes rows in fixed tiles, so its transform is
+    bit-identical for any chunking; Fastfood, SORF and random binning are row-wise, bit-identical
+    in any batch.  A different BLAS
     thread count, BLAS or CPU may change the output by an ulp (BLAS picks its kernels and its
     split of the work by thread count, CPU and shape).  Several Python threads may transform
     at once; each gets the bits it would get alone.  Timings are in ``benchmarks/README.md``.

@@ -74,7 +74,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         Seed of the signs (and phases).
     n_threads : int or None, default=None
         Threads over rows for transform (None: all CPUs; negative: count back).  The output does
-        not depend on it.
+        not depend on it, nor on the batch: each row is computed by itself (the same bits in any
+        batch).
 
     Attributes
     ----------
