@@ -20,7 +20,9 @@ Cache
     temporary file in the same folder, then :func:`os.replace`), so concurrent writers never leave
     a torn file; on read the entry is validated (JSON, structure, stored key equal to the
     expected key, and an optional caller check); a bad entry is recomputed with a
-    :class:`CacheWarning` that names the file.
+    :class:`CacheWarning` that names the file.  A cache is an optimisation: an entry that cannot
+    be written (a directory in its place, a read-only or full disk) is a :class:`CacheWarning`
+    naming the path and the reason, and the computed result stands.
 
 Importing this module has no side effects.
 """
@@ -202,7 +204,8 @@ def write_json(path, obj, indent=1) -> None:
 # --------------------------------------------------------------------------------------------
 # cache
 class CacheWarning(UserWarning):
-    """A cache entry could not be used (unreadable, wrong structure or key); it is recomputed."""
+    """A cache entry could not be used (unreadable, wrong structure or key; it is recomputed) or
+    could not be written (the result is returned uncached)."""
 
 
 def key_hash(key) -> str:
@@ -244,9 +247,19 @@ class ResultCache:
             return None
         return from_jsonable(blob)
 
-    def store(self, name, key, result, **extra) -> pathlib.Path:
+    def store(self, name, key, result, **extra) -> pathlib.Path | None:
+        """Write the entry atomically; its path, or None when it cannot be written (an OS error:
+        a directory in its place, no permission, a full disk), with a :class:`CacheWarning`
+        naming the path and the reason: a failed write never fails the computation."""
         path = self.path(name, key)
-        write_json(path, dict(extra, key=key, result=result))
+        try:
+            write_json(path, dict(extra, key=key, result=result))
+        except OSError as exc:
+            warnings.warn(f"cache entry {path} could not be written ({type(exc).__name__}: "
+                          f"{exc}); the result is used uncached. Remove or fix that path (or the "
+                          f"cache folder {self.root}) to cache it again", CacheWarning,
+                          stacklevel=2)
+            return None
         return path
 
 

@@ -75,6 +75,7 @@ from randfeat._validation import (
     LENGTH_SCALE_CONSTRAINT,
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
+    check_allocation,
 )
 from randfeat.kernels import (  # noqa: F401  (the kernel classes live in randfeat.kernels)
     BinningKernel,
@@ -141,6 +142,16 @@ def _frozen(a):
 
 def _index_dtype(n_columns):
     return np.int32 if n_columns < 2 ** 31 else np.int64
+
+
+def _check_output(n, P, dtype, n_columns):
+    """MemoryError before a transform whose n x P column indices and data (and, in exact mode
+    with unseen cells, the mask and the compressed copy) cannot fit in memory."""
+    idx = np.dtype(_index_dtype(n_columns)).itemsize
+    check_allocation(n * P * (2 * idx + np.dtype(dtype).itemsize + 1),
+                     f"the {n} x {P} entries of the sparse output (indices and data)",
+                     f"n_grids={P}", func="RandomBinningFeatures.transform",
+                     fix="transform fewer rows at a time, or lower n_grids")
 
 
 def _csr_full(cols, dtype, n_columns):
@@ -274,7 +285,8 @@ default="laplacian"
     fingerprint, started from a per-grid directory of at most 4,096 buckets, the P grids of a
     row searched together).  All of it runs in compiled code
     without the GIL, notices Ctrl-C within milliseconds, and the output is bit-identical for
-    every ``n_threads``.  Dimensions in which all training points of a grid share one cell cost
+    every ``n_threads`` and, row by row, for every batch a row is transformed in.  Dimensions
+    in which all training points of a grid share one cell cost
     nothing in ``fit``, and nothing in ``transform`` for rows inside the training data's bounding
     box (checked once per row).  ``fit_transform`` reuses the training cells (one pass).
 
@@ -340,6 +352,8 @@ default="laplacian"
         kern = self._resolve_kernel(None, "binning", **(self.kernel_params or {}))
         rng = self._rng()
         P = int(self.n_grids)
+        check_allocation(48 * P * d, f"the grids ({P} x {d} pitches and shifts, float64)",
+                         f"n_grids={P}", func="RandomBinningFeatures.fit")
         widths = np.asarray(kern.sample_pitch((P, d), rng), dtype=np.float64)
         if widths.shape != (P, d) or np.isnan(widths).any() or (widths <= 0).any():
             raise ValueError(f"the pitch sampler of {kern!r} must return positive pitches of "
@@ -386,6 +400,10 @@ default="laplacian"
             cells = None
             assign = None
         else:
+            check_allocation(48 * n * P, f"the cell index of {n} rows x {P} grids (fingerprints, "
+                             "assignments, up to one 32-byte cell entry each)", f"n_grids={P}",
+                             func="RandomBinningFeatures.fit",
+                             fix="lower n_grids, fit on fewer rows, or use hash_size")
             cells, assign = _fit_cells(X, shifts, inv, rng, store_assign, n_thr,
                                        self._fingerprint_bits)
             col_offsets = cells.column_offsets()
@@ -460,6 +478,7 @@ default="laplacian"
     # -- transform -------------------------------------------------------------------------------
     def _transform_hashed(self, X, state):
         n, P = X.shape[0], state.shifts.shape[0]
+        _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
         _binning.hashed_columns(X, state.shifts, state.inv_widths, np.uint64(state.salt),
                                 np.uint64(state.hash_size), cols, self._n_threads())
@@ -485,6 +504,7 @@ default="laplacian"
         if state.cells is None:
             return self._transform_hashed(X, state)
         n, P = X.shape[0], state.shifts.shape[0]
+        _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
         n_unseen = _binning.lookup_columns(X, state.cells, cols, self._n_threads())
         if n_unseen == 0:

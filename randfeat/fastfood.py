@@ -25,6 +25,7 @@ from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     SIGMA_CONSTRAINT,
+    check_allocation,
     next_power_of_two,
 )
 from randfeat.kernels import BallSumKernel, ShiftInvariantKernel
@@ -108,7 +109,7 @@ class Fastfood(RandomFeaturesBase):
         Seed of the random parameters (drawn in float64, so float32 and float64 fits share them).
     n_threads : int or None, default=None
         Threads for transform (None: all CPUs; negative: count back). The output does not depend
-        on it.
+        on it, nor on the batch: each row is computed by itself (the same bits in any batch).
 
     Attributes
     ----------
@@ -272,6 +273,8 @@ class Fastfood(RandomFeaturesBase):
         n_blocks = -(-n_freq // d)
         kernel, sigma = self._fastfood_kernel(X, d)
         rng = self._rng()
+        check_allocation(n_blocks * d * 48, f"the random parameters ({n_blocks} blocks of {d})",
+                         f"n_components={D}", func="Fastfood.fit")
         # One random stream in float64 (identical for float32 and float64 fits), in this order.
         B = (2 * rng.integers(0, 2, size=(n_blocks, d), dtype=np.int8) - 1).astype(np.int8)
         B_packed = np.packbits(B < 0, axis=1, bitorder="little")
@@ -410,6 +413,12 @@ class Fastfood(RandomFeaturesBase):
         log_d = d.bit_length() - 1
         scale = 1.0 / (self.sigma_ * math.sqrt(d))
         nt = self._n_threads()
+        odd = output == "paired" and self._n_features_out % 2  # + the odd width's copy
+        check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
+                                               self._n_features_out),
+                         f"the output ({n} x {self._n_features_out} {dtype.name})",
+                         f"n_components={self._n_features_out}", func="Fastfood.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
         params = (X, self.B_packed_, self.P_, G, S)
         # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
         if output == "paired":

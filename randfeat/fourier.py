@@ -15,8 +15,13 @@ from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
-from randfeat._sampling import SAMPLINGS, sample_frequencies
-from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
+from randfeat._sampling import SAMPLINGS, check_frequencies, sample_frequencies
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    check_allocation,
+)
 from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
@@ -195,7 +200,15 @@ default "iid"
     shapes and the machine's CPU count only (under a single-threaded BLAS both ways make the
     same gemm calls), or, in the parallel single-threaded-BLAS case, when the BLAS's gemm is
     found at run time (once per process and dtype, on probe products) to give the same bits
-    however a product is cut, there are only as many blocks as threads.  A different BLAS
+    however a product is cut, there are only as many blocks as threads.  **Not across batches:**
+    a row's features may differ in the last bits with the other rows transformed with it
+    (``transform(X)[i]`` and ``transform(X[i:i + 1])``): the BLAS picks its gemm kernel by the
+    shape of the product (OpenBLAS on AVX-512: a matrix-vector kernel for one row, a small-matrix
+    kernel when rows x frequencies x d <= 1e6 and d >= 32), each summing a row's d products in its
+    own order; the difference is within the rounding of the two projections (the bound of the
+    sparse input below).  :mod:`randfeat.dask` computes rows in fixed tiles, so its transform is
+    bit-identical for any chunking; Fastfood, SORF and random binning are row-wise, bit-identical
+    in any batch.  A different BLAS
     thread count, BLAS or CPU may change the output by an ulp (BLAS picks its kernels and its
     split of the work by thread count, CPU and shape).  Several Python threads may transform
     at once; each gets the bits it would get alone.  Timings are in ``benchmarks/README.md``.
@@ -271,6 +284,8 @@ default "iid"
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
         rng = self._rng()
+        check_frequencies(kernel, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
+                          param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
         W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
         b = None
@@ -364,6 +379,9 @@ default "iid"
         dt = X.dtype
         n, m = X.shape[0], W.shape[0]
         odd = paired and D % 2 == 1
+        check_allocation(n * dt.itemsize * (D + odd * (D + 1)), f"the output ({n} x {D} {dt.name})",
+                         f"n_components={D}", func="RandomFourierFeatures.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
         nt = self._n_threads()
         scale = math.sqrt(2.0 / D)
         if sp.issparse(X):

@@ -23,6 +23,7 @@ from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     SIGMA_CONSTRAINT,
+    check_allocation,
     next_power_of_two,
 )
 
@@ -73,7 +74,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         Seed of the signs (and phases).
     n_threads : int or None, default=None
         Threads over rows for transform (None: all CPUs; negative: count back).  The output does
-        not depend on it.
+        not depend on it, nor on the batch: each row is computed by itself (the same bits in any
+        batch).
 
     Attributes
     ----------
@@ -180,6 +182,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         n_freq = D // 2 + D % 2 if paired else D
         n_blocks = -(-n_freq // d)
         rng = self._rng()
+        check_allocation(n_blocks * 3 * d * 3, f"signs_ ({n_blocks} x 3 x {d} int8)",
+                         f"n_components={D}", func="StructuredOrthogonalFeatures.fit")
         signs = (2 * rng.integers(0, 2, size=(n_blocks, 3, d), dtype=np.int8) - 1).astype(np.int8)
         off = None
         if not paired:
@@ -210,6 +214,13 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         X = self._validate_X(X, reset=False)
         n, dtype, d, n_freq = X.shape[0], X.dtype, st["d_padded_"], st["n_freq_"]
         log_d, scale, nt = d.bit_length() - 1, 1.0 / (st["sigma_"] * d), self._n_threads()
+        odd = output == "paired" and st["_n_features_out"] % 2  # + the odd width's copy
+        check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
+                                               st["_n_features_out"]),
+                         f"the output ({n} x {st['_n_features_out']} {dtype.name})",
+                         f"n_components={st['_n_features_out']}",
+                         func="StructuredOrthogonalFeatures.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
         # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
