@@ -37,7 +37,7 @@ import tarfile
 
 names = [n.split("/", 1)[1] for n in tarfile.open(sys.argv[1]).getnames() if "/" in n]
 for need in ("LICENSE", "pyproject.toml", "setup.py", "randfeat/__init__.py",
-             "randfeat/_lib/src/fwht.h", "docs/THEORY.md"):
+             "randfeat/_lib/src/fwht.h", "docs/theory/index.md"):
     assert need in names, f"sdist lacks {need}"
 for leak in ("tests/", "analysis/", "paper_figures/", "benchmarks/"):
     assert not any(n.startswith(leak) for n in names), f"sdist ships {leak} (it cannot run there)"
