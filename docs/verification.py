@@ -24,8 +24,8 @@ INTRO = """\
 # Verification report
 
 This page is the report of `python -m analysis --quick` on the code this site was built from
-(run {how}).  Every check of the library's theory (see {{doc}}`/theory/12-checks`) has one line in the
-summary and one section with its figure below.  The same report is written as
+(run {how}).  Every check of the library's theory (see {{doc}}`/theory/12-checks`) has one
+line in the summary and one section with its figure below.  The same report is written as
 `report.md`, `report.html` and `report.json` by `python -m analysis --quick`.
 
 """

@@ -63,3 +63,14 @@ def test_analysis_pages_cover_their_modules(apiref):
               if not m.name.startswith("_")}
     with_all = {m for m in public if hasattr(importlib.import_module(m), "__all__")}
     assert with_all <= listed, f"analysis modules without a page: {sorted(with_all - listed)}"
+
+
+def test_readme_figure_is_the_scripts():
+    """The README shows the figure docs/readme_figure.py draws (committed next to it)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert "docs/_static/readme_maps.png" in images
+    assert (ROOT / "docs" / "_static" / "readme_maps.png").stat().st_size > 10_000
+    assert "readme_maps.png" in (ROOT / "docs" / "readme_figure.py").read_text()
