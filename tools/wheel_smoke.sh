@@ -74,6 +74,12 @@ for name in ("matplotlib", "tqdm"):
 meta = md.metadata("randfeat")
 assert meta["License-Expression"] == "BSD-3-Clause", meta["License-Expression"]
 assert "LICENSE" in (meta.get_all("License-File") or []), meta.get_all("License-File")
+assert meta["Author"] == "the randfeat developers", meta["Author"]
+classifiers = meta.get_all("Classifier") or []
+assert "Programming Language :: Cython" in classifiers and \
+    "Intended Audience :: Science/Research" in classifiers, classifiers
+assert not any(c.startswith("License ::") for c in classifiers), "licence classifier beside the " \
+    "PEP 639 expression"
 assert md.version("randfeat") == randfeat.__version__, (md.version("randfeat"),
                                                        randfeat.__version__)
 X = np.random.default_rng(0).standard_normal((64, 8))
