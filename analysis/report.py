@@ -151,7 +151,7 @@ def _ci(ci):
 
 # --------------------------------------------------------------------------------------------
 # the report: a summary of one line per check, then one section per check with its figure
-HEADLINE_CHARS = 72
+HEADLINE_CHARS = 80
 
 
 def _top_level_split(text, sep="; "):
@@ -184,7 +184,9 @@ def headline(r):
     head = _cut(head, HEADLINE_CHARS)
     t = r.get("tightness")
     if t is not None and isinstance(t, (int, float)) and np.isfinite(t):
-        head += f"; tightness {_fmt(t)}{_ci(r.get('tightness_ci'))}"
+        ci = r.get("tightness_ci")
+        ci = (f" [{ci[0]:.2g}, {ci[1]:.2g}]" if ci and all(np.isfinite(ci)) else "")
+        head += f"; tightness {t:.2g}{ci}"
     return head
 
 

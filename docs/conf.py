@@ -15,6 +15,7 @@ quick mode (``docs/verification.py``: ``python -m analysis --quick`` into
 
 from __future__ import annotations
 
+import importlib
 import os
 import pathlib
 import sys
@@ -47,6 +48,14 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "docfix",
 ]
+
+# MathJax from the [docs] extra's offline copy when it is installed (the site then renders its
+# formulas without a network), else from MathJax's CDN (Sphinx's default)
+try:
+    importlib.import_module("sphinx-mathjax-offline")
+    extensions.append("sphinx-mathjax-offline")
+except ImportError:
+    pass
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"

@@ -9,7 +9,7 @@ Walsh-Hadamard transforms and diagonal matrices: :math:`O(D \\log d)` per row an
 parameters.
 
 Left: the relative Gram-matrix error :math:`\\|\\hat K - K\\|_2 / \\|K\\|_2` against the number
-of features (mean of 3 seeds).  Right: transform time per row against the input dimension at
+of features (mean of 2 seeds).  Right: transform time per row against the input dimension at
 :math:`D = 2048` (best of 3, one thread).  The timings are taken while the site is built: they
 show the trend on that machine, not a benchmark (see ``benchmarks/README.md``).
 """
@@ -39,7 +39,7 @@ errors = {name: [] for name in makers}
 for name, make in makers.items():
     for D in sizes:
         e = []
-        for seed in range(3):
+        for seed in range(2):
             Z = make(D, seed).fit_transform(X)
             e.append(np.linalg.norm(Z @ Z.T - K, 2) / np.linalg.norm(K, 2))
         errors[name].append(np.mean(e))

@@ -28,4 +28,18 @@ print(verdict["summary"])
 # %%
 # The figure: the empirical tail (points, with the Clopper-Pearson lower limits) never rises
 # above the bound (lines); the bound is loose by the factor the summary states.
+# The check draws on a plain matplotlib Figure (no pyplot state); we show it through pyplot.
+import io  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402
+
 fig = check.plot(result, verdict)
+buf = io.BytesIO()
+fig.savefig(buf, format="png", dpi=100)
+buf.seek(0)
+image = plt.imread(buf)
+shown, ax = plt.subplots(figsize=(image.shape[1] / 100, image.shape[0] / 100))
+ax.imshow(image)
+ax.axis("off")
+shown.tight_layout(pad=0)
+plt.show()

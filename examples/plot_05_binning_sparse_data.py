@@ -8,7 +8,7 @@ fraction of grids in which :math:`x` and :math:`y` share a cell, an unbiased est
 Laplacian kernel :math:`\\exp(-\\|x - y\\|_1/\\sigma)`.  Its output is sparse whatever the input:
 one non-zero per grid and row.
 
-On sparse data (here: 2,000 rows of 200 mostly-zero non-negative columns, like counts or
+On sparse data (here: 1,500 rows of 200 mostly-zero non-negative columns, like counts or
 one-hot codes) a grid in which all training points share one cell along a coordinate costs
 nothing there.  The input must be a dense array (``X.toarray()`` for a ``scipy.sparse``
 matrix); random Fourier features and Fastfood accept ``scipy.sparse`` input directly.
@@ -26,13 +26,13 @@ import scipy.sparse as sp
 from randfeat import RandomBinningFeatures, RandomFeatureRidgeClassifier, RandomFourierFeatures
 
 rng = np.random.default_rng(0)
-n, d = 2000, 200
+n, d = 1500, 200
 X_sparse = sp.random(n, d, density=0.03, format="csr", random_state=0,
                      data_rvs=lambda k: rng.poisson(3, k) + 1.0)
 X = X_sparse.toarray()  # random binning reads dense rows
 score = X[:, :10].sum(axis=1) - X[:, 10:20].sum(axis=1)
 y = (score > np.median(score)).astype(int)
-X_train, X_test, y_train, y_test = X[:1500], X[1500:], y[:1500], y[1500:]
+X_train, X_test, y_train, y_test = X[:1100], X[1100:], y[:1100], y[1100:]
 print(f"input: {n} x {d}, {X_sparse.nnz / n:.1f} non-zeros per row")
 
 # bandwidth: the median L1 distance between training rows

@@ -23,7 +23,7 @@ from sklearn.pipeline import make_pipeline
 from randfeat import RandomFeatureRidge, RandomFourierFeatures
 
 rng = np.random.default_rng(0)
-n, d = 8000, 8
+n, d = 6000, 8
 X = rng.standard_normal((n + 2000, d))
 y = np.sin(X[:, 0]) * X[:, 1] + np.cos(X[:, 2] + X[:, 3]) + 0.1 * rng.standard_normal(len(X))
 X_train, X_test, y_train, y_test = X[:n], X[n:], y[:n], y[n:]

@@ -61,7 +61,7 @@ def test_summary_one_line_per_check_and_short(tmp_path):
     alpha, beta, gamma = table
     assert "10 % bandwidth error (+1)" in alpha and "40/50 (seeds 0–49) (below 90 %)" in alpha
     assert "not audited" in beta and "**fail**" in beta
-    assert "tightness 0.176 [0.154, 0.202]" in beta
+    assert "tightness 0.18 [0.15, 0.2]" in beta
     assert "second clause" not in alpha  # the headline is the first clause
     assert "bandwidth error of 1.2 %" in gamma  # older record: the power string, shortened
     assert "| - |" in gamma  # and no audit column content
