@@ -147,3 +147,21 @@ def test_progress_board_off_a_terminal_is_silent():
         assert b.queue is None and not b.enabled
         b.done()
     assert s.getvalue() == ""
+
+
+def test_runner_writes_html_and_help_lists_checks(tmp_path, capsys):
+    """End to end: the runner writes report.html beside report.md; --help lists every check and
+    the defaults."""
+    from analysis.__main__ import main
+    from analysis.checks import CHECKS
+
+    assert main(["--smoke", "--out", str(tmp_path), "--quiet", "--only", "lemma1"]) == 0
+    html = (tmp_path / "report.html").read_text()
+    assert "data:image/png;base64," in html and 'id="lemma1"' in html
+    md = (tmp_path / "report.md").read_text()
+    assert md.count("| [lemma1](#lemma1) |") == 1
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in CHECKS)
+    assert "default results/analysis" in out and "default 0" in out and "quick" in out
