@@ -128,7 +128,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None):
-    ap = _Parser(prog="python -m analysis", description=__doc__.split("\n\n")[0],
+    ap = _Parser(prog="python -m analysis",
+                 description="Run the seeded Monte Carlo checks of randfeat's theory (default: "
+                             "the quick mode, seed 0, into results/analysis, one process per "
+                             "CPU); write the report and one figure per check; exit with "
+                             "status 1 when a check fails.",
                  formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", dest="mode", action="store_const", const="quick",
