@@ -266,7 +266,7 @@ default="laplacian"
     collision term to that grid (the map stays a valid sparse matrix).  The column numbering
     and the output are those of a map comparing full keys, except with that probability.
 
-        **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
+    **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
     salted 64-bit hash into the K columns of grid p.  Every row has exactly P entries, so
     :math:`\|z(x)\|^2 = 1`, and for :math:`x \neq y`, modelling the salted hash as random,
 
