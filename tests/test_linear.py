@@ -311,7 +311,9 @@ def test_float32_gram_keeps_float64_when_phases_are_large(make):
     featurisation is wrong by several percent.  The fit bounds max‖x‖·max‖ω‖ per chunk and
     keeps float64 above 2**10, so its model matches the float64-featurised fit to float32
     product rounding; small phases still go to float32 (the same bits as float32 input)."""
-    from randfeat.linear import _F32_PHASE_LIMIT, _max_frequency_norm, _phase_bound
+    from randfeat.linear._features import F32_PHASE_LIMIT as _F32_PHASE_LIMIT
+    from randfeat.linear._features import max_frequency_norm as _max_frequency_norm
+    from randfeat.linear._features import phase_bound as _phase_bound
     rng = np.random.default_rng(5)
     X = rng.normal(size=(200, 6))
     y = rng.normal(size=200)
@@ -343,7 +345,8 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     averaged): the statistics equal those of the unmerged rows to rounding, y_sq_sum_ and
     n_samples_ exactly; the fitted model too.  A degenerate hash (every row collides) is
     caught by the exact verification, so distinct rows are never merged."""
-    import randfeat.linear as L
+    import randfeat.linear._features as L
+    import randfeat.linear._fit as F
 
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, size=(40, 5)).astype(float)
@@ -354,13 +357,13 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     Y = y[:, None]
     f = RandomFourierFeatures(64, sigma=1.5, random_state=0).fit(X)
     m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=128)
-    merged = L._merge_duplicate_rows(Xi, Y, None, w)
+    merged = L.merge_duplicate_rows(Xi, Y, None, w)
     assert merged is not None and len(merged[0]) <= 32
     np.testing.assert_allclose(merged[2].sum(), 600 if w is None else w.sum(), rtol=1e-14)
-    a, _ = m._accumulate(f, Xi, Y, w=w)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)        # merging off
-    b, _ = m._accumulate(f, Xi, Y, w=w)
-    assert L._merge_duplicate_rows(Xi, Y, None, w) is None
+    a, _ = _accumulate(m, f, Xi, Y, w)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.0)        # merging off
+    b, _ = _accumulate(m, f, Xi, Y, w)
+    assert L.merge_duplicate_rows(Xi, Y, None, w) is None
     for name in ("gram_", "zty_", "z_sum_", "y_sum_"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(a.y_sq_sum_, b.y_sq_sum_, rtol=1e-14)
@@ -368,15 +371,15 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     np.testing.assert_allclose(a.weight_sum_, b.weight_sum_, rtol=1e-14)
     coef, icpt = a.solve(1e-3)
     np.testing.assert_allclose(a.rss(coef, icpt), b.rss(coef, icpt), rtol=1e-9)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.9)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.9)
     p1 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.0)
     p0 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
     np.testing.assert_allclose(p1, p0, rtol=1e-8, atol=1e-8)
     # every row hashes alike: the exact verification splits the collided rows off again (each
     # a group of its own), so the statistics are still those of the rows
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.95)
-    real = L._merge_duplicate_rows
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.95)
+    real = L.merge_duplicate_rows
     seen = []
 
     def degenerate(X_, Y_, rows_, w_):
@@ -384,21 +387,29 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
         seen.append(out)
         return out
 
-    monkeypatch.setattr(L, "_merge_duplicate_rows", degenerate)
-    c, _ = m._accumulate(f, Xi, Y, w=w)
+    monkeypatch.setattr(F, "merge_duplicate_rows", degenerate)
+    c, _ = _accumulate(m, f, Xi, Y, w)
     assert seen[0] is not None and {tuple(X[i]) for i in seen[0][0]} == {tuple(r) for r in X}
     for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
         np.testing.assert_allclose(getattr(c, name), getattr(b, name), rtol=1e-12, atol=1e-12)
 
 
+def _accumulate(model, feats, X, Y, w=None):
+    """The statistics of all rows of X as a fit accumulates them (its in-memory source)."""
+    from randfeat.linear._fit import InMemoryRows, working_copy
+    work = working_copy(model)
+    work.__dict__.update(features_=feats, n_features_out_=feats._n_features_out)
+    return InMemoryRows(work, X, Y, w).statistics()
+
+
 def test_rows_without_repeats_are_not_merged():
     """Distinct rows (or fewer than 10 % repeats) go through unchanged."""
-    import randfeat.linear as L
+    import randfeat.linear._features as L
 
     X = np.random.default_rng(1).normal(size=(300, 4))
-    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+    assert L.merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
     X[:20] = X[20:40]                                   # 20 repeats of 300: below 10 %
-    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+    assert L.merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
 
 
 def test_classifier_breaks_error_rate_ties_by_squared_error():
@@ -494,7 +505,7 @@ def test_blas_probe_can_fail(monkeypatch):
     put back through the ``_transform`` seam)."""
     from threadpoolctl import threadpool_limits
 
-    from randfeat.linear import _RandomFeatureRidgeBase
+    from randfeat.linear._ridge import _RandomFeatureRidgeBase
     orig = _RandomFeatureRidgeBase._transform
 
     def limited(self, X, feats=None):
@@ -628,7 +639,7 @@ def test_in_place_solve(weighted, fail_first_dpotrf):
     copying solve when it succeeds; when it fails (alpha = 0, singular A) the statistics are
     consumed (_GramConsumed), and the learner accumulates its rows again and solves on a copy
     (which can fall back to the eigen-solution)."""
-    from randfeat.linear import _GramConsumed
+    from randfeat.linear._solvers import GramConsumed as _GramConsumed
     rng = np.random.default_rng(3)
     Z, Y = rng.normal(size=(40, 9)), rng.normal(size=(40, 2))
     st = RidgeStatistics().partial_fit(Z, Y)
@@ -695,7 +706,7 @@ def test_posv_mixed_meets_the_float64_test(D, K, cond, shift):
     solution of (A + shift I) x = c passes LAPACK's float64 test ||c - Ax||_inf <= ||x||_inf
     ||A||_inf eps64 sqrt(D) column by column, A (its lower triangle) is read and never
     written, and the upper triangle is never read (NaN there)."""
-    from randfeat.linear import _posv_mixed
+    from randfeat.linear._solvers import _posv_mixed
     A, c = _spd(D, K, cond, seed=D)
     A0 = A.copy(order="F")
     out = np.full((D, K), np.nan)
@@ -718,7 +729,7 @@ def test_posv_mixed_says_when_it_cannot():
     float32's range or NaN (-1), a matrix indefinite in float32 (-1), a refinement that has not
     converged in max_iter steps (-2); ``out`` untouched then."""
     from randfeat._lib import _gram
-    from randfeat.linear import _posv_mixed
+    from randfeat.linear._solvers import _posv_mixed
     A, c = _spd(40, 1, 1e4, seed=3)
     out = np.full((40, 1), 7.0)
     for bad in (np.nan, np.inf, 1e39):
@@ -744,7 +755,7 @@ def test_float32_statistics_solve_to_float64_accuracy():
     float64 factorisation's on the same Gram to float64 rounding (relative 1e-9) along a path
     of alphas, including alphas too small for float32 (then the float64 factorisation, or the
     eigen-solution, as with float64 statistics)."""
-    import randfeat.linear as lin
+    import randfeat.linear._solvers as lin
     rng = np.random.default_rng(5)
     Z = rng.normal(size=(100, 120)).astype(np.float32)   # fewer rows than features: singular
     Y = rng.normal(size=(100, 2))
@@ -786,10 +797,10 @@ def test_fit_gives_the_freed_chunks_back_before_the_solve(monkeypatch):
     the C library has malloc_trim (glibc) the trim is done."""
     import platform
 
-    import randfeat.linear as lin
+    import randfeat.linear._fit as lin
     calls = []
-    real = lin._trim_heap
-    monkeypatch.setattr(lin, "_trim_heap", lambda: calls.append(1) or real())
+    real = lin.trim_heap
+    monkeypatch.setattr(lin, "trim_heap", lambda: calls.append(1) or real())
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
     RandomFeatureRidge(RandomFourierFeatures(30, random_state=0), alphas=1.0,
@@ -801,11 +812,11 @@ def test_fit_gives_the_freed_chunks_back_before_the_solve(monkeypatch):
 
 def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
     """Grams of 4 MiB or more live in an anonymous mmap (pages resident only when written; see
-    randfeat.linear._gram_buffer): zeroed, Fortran-ordered, writeable, and statistics built on
-    one copy, merge and pickle like any other."""
+    randfeat.linear._memory.gram_buffer): zeroed, Fortran-ordered, writeable, and statistics
+    built on one copy, merge and pickle like any other."""
     import pickle
 
-    from randfeat.linear import _gram_buffer
+    from randfeat.linear._memory import gram_buffer as _gram_buffer
     G = _gram_buffer(800)
     assert G.shape == (800, 800) and G.flags.f_contiguous and G.flags.writeable
     assert G.dtype == np.float64 and not G.any()
@@ -824,7 +835,7 @@ def test_gram_buffer_without_mmap(monkeypatch):
     """Where an anonymous mapping cannot be made, the Gram is NumPy's zeros (same behaviour)."""
     import mmap
 
-    from randfeat.linear import _gram_buffer
+    from randfeat.linear._memory import gram_buffer as _gram_buffer
 
     def refuse(*a, **k):
         raise OSError(12, "Cannot allocate memory")
@@ -837,7 +848,7 @@ def test_gram_buffer_without_mmap(monkeypatch):
 def test_auto_chunk_rows():
     """chunk_size="auto": about 2**21 values per chunk for narrow features, D / 2 rows for
     wide ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
-    from randfeat.linear import _auto_chunk_rows
+    from randfeat.linear._memory import auto_chunk_rows as _auto_chunk_rows
     assert [_auto_chunk_rows(D) for D in (1, 100, 256, 257, 1000, 2048, 4000, 9000, 20000)] == [
         8192, 8192, 8192, 8160, 2097, 1024, 2000, 4500, 8192]
     rng = np.random.default_rng(0)
@@ -1115,7 +1126,7 @@ def test_nystrom_is_exact_on_a_low_rank_matrix():
     """_nystrom (Frangella, Tropp & Udell 2023, Alg. 2.1) recovers a PSD matrix of rank
     below r exactly (to rounding), positive eigenvalues in decreasing order; a Cholesky
     failure gives the empty approximation (no preconditioning)."""
-    from randfeat.linear import _nystrom
+    from randfeat.linear._solvers import _nystrom
     rng = np.random.default_rng(0)
     F = rng.normal(size=(60, 7))
     A = F @ F.T
@@ -1133,14 +1144,14 @@ def test_pcg_equals_cholesky_and_its_preconditioner_does_the_work(monkeypatch):
     """solver="pcg" gives the Cholesky solution (tol=1e-12: 1e-8 relative) in few iterations;
     the same solve without the preconditioner (rank 0: plain CG) needs several times more,
     so the iteration count detects a preconditioner that does nothing."""
-    import randfeat.linear as lin
+    import randfeat.linear._solvers as lin
     X, y, f = _wide(0)
     ch = RandomFeatureRidge(f, alphas=1.0).fit(X, y)
     pc = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0).fit(X, y)
     assert pc.solver_ == "pcg"
     np.testing.assert_allclose(pc.coef_, ch.coef_, rtol=1e-8, atol=1e-8 * np.abs(ch.coef_).max())
     np.testing.assert_allclose(pc.intercept_, ch.intercept_, rtol=1e-8, atol=1e-10)
-    monkeypatch.setattr(lin, "_NYSTROM_RANK", 0)
+    monkeypatch.setattr(lin, "NYSTROM_RANK", 0)
     plain = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0,
                                max_iter=20_000).fit(X, y)
     np.testing.assert_allclose(plain.coef_, ch.coef_, rtol=1e-7,
@@ -1154,10 +1165,10 @@ def test_pcg_in_float32_keeps_float32_features_and_the_solution():
     solution is the float32 Cholesky fit's to the float32 level (1e-4 relative; the float32
     Cholesky fit is itself that far from the float64 one); classifier, 3 classes, all targets
     at once."""
-    import randfeat.linear as lin
+    import randfeat.linear._ridge as lin
     X, y, f = _wide(1)
     seen = []
-    real = lin._RandomFeatureRidgeBase._pcg_features
+    real = lin._RandomFeatureRidgeBase._float32_features
 
     def spy(self, X):
         seen.append(real(self, X))
@@ -1165,7 +1176,7 @@ def test_pcg_in_float32_keeps_float32_features_and_the_solution():
 
     yc = np.digitize(y, np.quantile(y, [0.3, 0.7]))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lin._RandomFeatureRidgeBase, "_pcg_features", spy)
+        mp.setattr(lin._RandomFeatureRidgeBase, "_float32_features", spy)
         pc = RandomFeatureRidgeClassifier(f, alphas=1.0, solver="pcg", gram_dtype="float32",
                                           tol=1e-10, random_state=0).fit(X, yc)
     assert seen[0].dtype == np.float32 and seen[0].shape == (len(X), 400)
