@@ -175,7 +175,7 @@ def _eigen_solution(stats, penalty, options, state):
     return Q @ (Qc * inv[:, None])
 
 
-def solve_cholesky(stats, penalty, options, state):
+def solve_cholesky(problem, penalty, options, state):
     r"""Cholesky factorisation of :math:`A + \lambda I` (LAPACK ``potrf`` / ``potrs`` on a copy
     of the lower triangle of A; about 15 times cheaper than an eigendecomposition), falling back
     to the eigen-solution when it fails (:math:`\lambda` below the round-off of A; with
@@ -192,6 +192,7 @@ def solve_cholesky(stats, penalty, options, state):
     float32 statistics A and the float32 lower triangle), one D x D float64 with
     ``overwrite``.
     """
+    stats = problem
     c, mz, my = _moments(stats, options, state)
     A = _matrix(stats, options, state)
     D, K = c.shape
@@ -217,11 +218,12 @@ def solve_cholesky(stats, penalty, options, state):
     return Solution(W, _intercept(mz, my, W)[0], ones, "eigh")
 
 
-def solve_eigh(stats, penalty, options, state):
+def solve_eigh(problem, penalty, options, state):
     r"""Eigendecomposition :math:`A = Q\Lambda Q^\top` (eigenvalues clipped at 0), made once
     per ``state`` for a whole path: :math:`W = Q(\Lambda + \lambda)^{-1}Q^\top c`; with
     :math:`\lambda = 0` the minimum-norm least-squares solution.  Cheaper than Cholesky from
     about 15 penalties on."""
+    stats = problem
     c, mz, my = _moments(stats, options, state)
     W = _eigen_solution(stats, penalty, options, state)
     return Solution(W, _intercept(mz, my, W)[0], np.ones(c.shape[1], dtype=int), "eigh")
@@ -278,9 +280,10 @@ def _column_targets(design, my, rw, k):
     return y if rw is None else rw * y
 
 
-def solve_lsqr(design, penalty, options, state):
+def solve_lsqr(problem, penalty, options, state):
     r"""Damped LSQR (``damp`` :math:`= \sqrt\lambda`) on the centred design, target by target
     (no warm start: with ``x0`` SciPy's LSQR damps the correction :math:`x - x_0`, not x)."""
+    design = problem
     mz, my, rw = _design_centre(design, options, state)
     _, _, op = _centred_operator(design, mz, rw)
     D, K = design.Z.shape[1], design.Y.shape[1]
@@ -293,11 +296,12 @@ def solve_lsqr(design, penalty, options, state):
     return Solution(W, my - mz @ W, iters, "lsqr")
 
 
-def solve_cg(design, penalty, options, state):
+def solve_cg(problem, penalty, options, state):
     r"""Conjugate gradients on the normal equations :math:`(Z_c^\top S Z_c + \lambda I) w =
     Z_c^\top S y`, target by target, to relative residual ``tol``; warm-started from the
     previous penalty's solution of the same ``state`` (a path runs from the largest penalty
     down)."""
+    design = problem
     mz, my, rw = _design_centre(design, options, state)
     mv, rmv, _ = _centred_operator(design, mz, rw)
     D, K = design.Z.shape[1], design.Y.shape[1]
@@ -349,7 +353,7 @@ def _nystrom(gram, D, r, rng, eps):
     return U[:, keep], lam[keep]
 
 
-def solve_pcg(design, penalty, options, state):
+def solve_pcg(problem, penalty, options, state):
     r"""Preconditioned conjugate gradients on the normal equations
     :math:`(Z_c^\top S Z_c + \lambda I) W = Z_c^\top S (Y - \bar y)`, every target at once.
 
@@ -365,6 +369,7 @@ def solve_pcg(design, penalty, options, state):
     ``Z``'s precision (float32 features: single-precision ``gemm``), the recurrences in
     float64; stops when every column's residual is at most ``tol`` times its right-hand side's
     norm."""
+    design = problem
     mz, my, _ = _design_centre(design, options, state)
     Z, Y, w = design.Z, design.Y, design.w
     pen = penalty
