@@ -1,5 +1,5 @@
 """paper_figures: learners (random-feature ridge, exact kernel ridge), timed fits and the
-bandwidth search (protocol: paper_figures/_common.py)."""
+bandwidth search (protocol: paper_figures/__init__.py)."""
 
 from __future__ import annotations
 
