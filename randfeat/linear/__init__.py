@@ -67,6 +67,22 @@ Layout
 
 Exact kernel ridge, the infinite-D limit of these learners, is
 :class:`randfeat.kernel_ridge.ExactKernelRidge` (the same alpha scales, split and selection).
+
+Where the next pieces go
+------------------------
+* a **solver** (e.g. the dual, minimum-norm solver for D > n): a function of the one signature
+  and a row in ``_solvers.SOLVERS`` ("design" data); the learners' ``solver`` parameter, "auto",
+  the dask path's refusal and the error naming the valid solvers follow the table;
+* a **selection criterion** for alpha (efficient leave-one-out, GCV, the log marginal
+  likelihood): step 3 of ``_fit.fit_statistics`` (today :func:`~randfeat.linear._fit.best_alpha`
+  on a hold-out split), computed from the eigendecomposition that ``_solvers.solve_eigh`` keeps
+  in its ``state`` for the whole path;
+* **predictive variance** and posterior samples: from the final Cholesky factor, which the fit
+  makes in the Gram itself (``SolveOptions(overwrite=True)``; keep it instead of dropping it);
+* ``partial_fit`` **on the learners**: :class:`RidgeStatistics` already accumulates and merges
+  all-or-nothing; ``_fit.publish`` publishes a learner's state in one step;
+* one **BLAS pool**: every BLAS/LAPACK call of a fit is made from ``_statistics`` (the chunk
+  products) and ``_solvers`` (the factorisations), in the calling thread.
 """
 
 from randfeat.linear._fit import AlphaAtGridEdgeWarning
