@@ -209,6 +209,7 @@ def solve_cholesky(problem, penalty, options, state):
     if info == 0:
         W, info = _lapack.dpotrs(M, c, lower=1)
         if info == 0:
+            W = np.ascontiguousarray(W)   # the intercept's einsum depends on the layout
             return Solution(W, _intercept(mz, my, W)[0], ones, "cholesky")
     if options.overwrite:
         raise GramConsumed(f"{options.who}: the in-place Cholesky factorisation failed "
