@@ -75,11 +75,16 @@ class _Dual:
             col_mean = K.mean(axis=0)
             tot_mean = float(col_mean.mean())
             ybar = Y.mean(axis=0)
+            # K - row means - column means + total mean, in place (the same operations in the
+            # same order as _centre: the same bits, one n x n array fewer)
+            K -= col_mean[:, None]
+            K -= col_mean[None, :]
+            K += tot_mean
         else:
             col_mean, tot_mean, ybar = np.zeros(len(X)), 0.0, np.zeros(Y.shape[1])
-        Kc = _centre(K, col_mean, tot_mean, fit_intercept, row_mean=col_mean[:, None])
-        del K
-        self.Kc = 0.5 * (Kc + Kc.T)
+        np.add(K, K.T, out=K)   # 0.5 (K + Kᵀ): exactly symmetric (NumPy buffers the overlap)
+        K *= 0.5
+        self.Kc = K
         self.Yc, self.centring = Y - ybar, (col_mean, tot_mean, ybar)
         self._eig = None
 
