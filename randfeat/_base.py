@@ -54,6 +54,11 @@ def data_sigma(rule, X) -> float:
     seed (so it depends on X only); zero distances (duplicate rows) are left out, and 1.0 is used
     when every distance is zero.
 
+    Both work on data of any magnitude: when the variance (or a squared distance) would
+    overflow or underflow float64 (entries beyond ~1e154 or below ~1e-154), it is computed on
+    X / max|x| and scaled back.  A length scale that float64 cannot hold raises ValueError naming
+    ``sigma``.
+
     Parameters
     ----------
     rule : {"scale", "median"}
