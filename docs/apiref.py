@@ -75,7 +75,6 @@ GROUPS = [
       ]),
       ("Binning kernels (random binning's pitch laws)", [
          "randfeat.kernels.BinningKernel",
-         "randfeat.kernels.LaplacianBinningKernel",
          "randfeat.kernels.InversePowerBinningKernel",
          "randfeat.kernels.StretchedExponentialBinningKernel",
          "randfeat.kernels.CustomBinningKernel",

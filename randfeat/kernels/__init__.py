@@ -79,9 +79,6 @@ from randfeat.kernels._spectral import (
     MaternKernel,
 )
 
-#: The former name of the binning Laplacian: it is the one :class:`LaplacianKernel`.
-LaplacianBinningKernel = LaplacianKernel
-
 __all__ = [
     "KERNEL_NAMES",
     "BallSumKernel",
@@ -90,7 +87,6 @@ __all__ = [
     "CustomBinningKernel",
     "GaussianKernel",
     "InversePowerBinningKernel",
-    "LaplacianBinningKernel",
     "LaplacianKernel",
     "MaternKernel",
     "ShiftInvariantKernel",
