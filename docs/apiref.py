@@ -101,6 +101,7 @@ GROUPS = [
          "randfeat.datasets.paper_split",
          "randfeat.datasets.DATASETS",
          "randfeat.datasets.DatasetNotFoundError",
+         "randfeat.datasets.DatasetFileError",
       ]),
       ("One loader per dataset", [
          "randfeat.datasets.load_adult",
@@ -121,7 +122,9 @@ GROUPS = [
      "them to (``pip install \"randfeat[dask]\"``).",
      [(None, [
          "randfeat.dask.is_dask_array",
+         "randfeat.dask.dispatch",
          "randfeat.dask.transform",
+         "randfeat.dask.fit_transform",
          "randfeat.dask.fit",
          "randfeat.dask.fit_ridge",
          "randfeat.dask.decision_function",
