@@ -18,10 +18,9 @@ cdef extern from "rf_isa.h" nogil:
 cdef extern from "fwht.h" nogil:
     int rf_fwht_float(float *x, int log_n) noexcept
     int rf_fwht_double(double *x, int log_n) noexcept
-    int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
-    int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
-    int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
-    int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
+    int rf_fwht_ex_float(float *x, const float *src, int log_n, float s, int flags) noexcept
+    int rf_fwht_ex_double(double *x, const double *src, int log_n, double s,
+                          int flags) noexcept
     const char *rf_fwht_isa() noexcept
 
 cdef extern from "rff_trig.h" nogil:
@@ -55,17 +54,12 @@ cdef int fwht_float(float *x, int log_n) noexcept nogil:
 cdef int fwht_double(double *x, int log_n) noexcept nogil:
     return rf_fwht_double(x, log_n)
 
-cdef int fwht_scaled_float(float *x, int log_n, float s) noexcept nogil:
-    return rf_fwht_scaled_float(x, log_n, s)
+cdef int fwht_ex_float(float *x, const float *src, int log_n, float s, int flags) noexcept nogil:
+    return rf_fwht_ex_float(x, src, log_n, s, flags)
 
-cdef int fwht_scaled_double(double *x, int log_n, double s) noexcept nogil:
-    return rf_fwht_scaled_double(x, log_n, s)
-
-cdef int all_finite_float(const float *x, Py_ssize_t n) noexcept nogil:
-    return rf_all_finite_float(x, n)
-
-cdef int all_finite_double(const double *x, Py_ssize_t n) noexcept nogil:
-    return rf_all_finite_double(x, n)
+cdef int fwht_ex_double(double *x, const double *src, int log_n, double s,
+                        int flags) noexcept nogil:
+    return rf_fwht_ex_double(x, src, log_n, s, flags)
 
 cdef int rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept nogil:
     return rf_rff_paired_split_float(c, s, m, scale)

@@ -23,7 +23,10 @@
 
 /* ------------------------------------------------------------------ scalar reference */
 
-#define DEFINE_SCALAR(TYPE)                                                        \
+/* The last level (stride n/2) writes the result: it multiplies by s when scale, and when check
+ * it ORs, for every value it stores, whether the exponent bits are all ones (NaN or +-Inf): an
+ * integer test that the compiler vectorises with the butterflies, in the same loop. */
+#define DEFINE_SCALAR(TYPE, UINT, EXPMASK)                                         \
 static void rf_fwht_scalar_##TYPE(TYPE *x, int log_n)                              \
 {                                                                                  \
     const ptrdiff_t n = (ptrdiff_t)1 << log_n;                                     \
@@ -38,19 +41,50 @@ static void rf_fwht_scalar_##TYPE(TYPE *x, int log_n)                           
         }                                                                          \
     }                                                                              \
 }                                                                                  \
-static void rf_scale_scalar_##TYPE(TYPE *x, ptrdiff_t n, TYPE s)                   \
+static inline UINT rf_nonfinite_##TYPE(TYPE v)                                     \
 {                                                                                  \
-    for (ptrdiff_t i = 0; i < n; ++i) x[i] *= s;                                   \
+    UINT b;                                                                        \
+    memcpy(&b, &v, sizeof b);                                                      \
+    return (UINT)((b & EXPMASK) == EXPMASK);                                       \
 }                                                                                  \
-static void rf_fwht_scaled_scalar_##TYPE(TYPE *x, int log_n, TYPE s)               \
+static inline __attribute__((always_inline)) int rf_last_scalar_##TYPE(           \
+    TYPE *restrict a, TYPE *restrict b, ptrdiff_t h, TYPE s, const int scale,      \
+    const int check)                                                               \
 {                                                                                  \
-    rf_fwht_scalar_##TYPE(x, log_n);                                               \
-    rf_scale_scalar_##TYPE(x, (ptrdiff_t)1 << log_n, s);                           \
+    UINT bad = 0;                                                                  \
+    for (ptrdiff_t j = 0; j < h; ++j) {                                            \
+        TYPE u = a[j], v = b[j];                                                   \
+        TYPE p = u + v, q = u - v;                                                 \
+        if (scale) { p *= s; q *= s; }                                             \
+        a[j] = p;                                                                  \
+        b[j] = q;                                                                  \
+        if (check) bad |= rf_nonfinite_##TYPE(p) | rf_nonfinite_##TYPE(q);         \
+    }                                                                              \
+    return bad != 0;                                                               \
+}                                                                                  \
+/* See rf_fwht_ex_* in fwht.h: the transform of src (== x, or a disjoint row) into x, */ \
+/* every level but the last one in place, then the last one in the given mode. */  \
+static int rf_fwht_scalar_ex_##TYPE(TYPE *x, const TYPE *src, int log_n, TYPE s,   \
+                                    int mode)                                      \
+{                                                                                  \
+    const ptrdiff_t n = (ptrdiff_t)1 << log_n, h = n >> 1;                         \
+    if (x != src) memcpy(x, src, (size_t)n * sizeof(TYPE));                        \
+    if (log_n == 0) {                                                              \
+        if (mode & RF_FWHT_SCALE) x[0] *= s;                                       \
+        return (mode & RF_FWHT_CHECK) ? (int)rf_nonfinite_##TYPE(x[0]) : 0;        \
+    }                                                                              \
+    rf_fwht_scalar_##TYPE(x, log_n - 1);                                           \
+    rf_fwht_scalar_##TYPE(x + h, log_n - 1);                                       \
+    switch (mode & (RF_FWHT_SCALE | RF_FWHT_CHECK)) {                              \
+    case 0: return rf_last_scalar_##TYPE(x, x + h, h, s, 0, 0);                    \
+    case RF_FWHT_SCALE: return rf_last_scalar_##TYPE(x, x + h, h, s, 1, 0);        \
+    case RF_FWHT_CHECK: return rf_last_scalar_##TYPE(x, x + h, h, s, 0, 1);        \
+    default: return rf_last_scalar_##TYPE(x, x + h, h, s, 1, 1);                   \
+    }                                                                              \
 }
 
-DEFINE_SCALAR(float)
-DEFINE_SCALAR(double)
-
+DEFINE_SCALAR(float, uint32_t, 0x7f800000u)
+DEFINE_SCALAR(double, uint64_t, 0x7ff0000000000000ull)
 /* ------------------------------------------------------------------ SIMD variants */
 
 #if (defined(__x86_64__) || defined(_M_X64)) && \
@@ -99,6 +133,9 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_SUB(a, b) _mm512_sub_ps((a), (b))
 #define RF_INTRA_ALL(v) rf_intra512f(rf_intra512f(rf_intra512f(rf_intra512f((v), 0), 1), 2), 3)
 #define RF_SCALE(v, s) _mm512_mul_ps((v), _mm512_set1_ps(s))
+#define RF_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define RF_ZERO() _mm512_setzero_ps()
+#define RF_ANY_NAN(v) (_mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q) != 0)
 #include "fwht_simd.h"
 
 /* ---- AVX-512, double: 8 lanes */
@@ -134,6 +171,9 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_SUB(a, b) _mm512_sub_pd((a), (b))
 #define RF_INTRA_ALL(v) rf_intra512d(rf_intra512d(rf_intra512d((v), 0), 1), 2)
 #define RF_SCALE(v, s) _mm512_mul_pd((v), _mm512_set1_pd(s))
+#define RF_FMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
+#define RF_ZERO() _mm512_setzero_pd()
+#define RF_ANY_NAN(v) (_mm512_cmp_pd_mask((v), (v), _CMP_UNORD_Q) != 0)
 #include "fwht_simd.h"
 
 /* ---- AVX2 + FMA, float: 8 lanes */
@@ -170,6 +210,9 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_SUB(a, b) _mm256_sub_ps((a), (b))
 #define RF_INTRA_ALL(v) rf_intra256f(rf_intra256f(rf_intra256f((v), 0), 1), 2)
 #define RF_SCALE(v, s) _mm256_mul_ps((v), _mm256_set1_ps(s))
+#define RF_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define RF_ZERO() _mm256_setzero_ps()
+#define RF_ANY_NAN(v) (_mm256_movemask_ps(_mm256_cmp_ps((v), (v), _CMP_UNORD_Q)) != 0)
 #include "fwht_simd.h"
 
 /* ---- AVX2 + FMA, double: 4 lanes */
@@ -202,42 +245,32 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_SUB(a, b) _mm256_sub_pd((a), (b))
 #define RF_INTRA_ALL(v) rf_intra256d(rf_intra256d((v), 0), 1)
 #define RF_SCALE(v, s) _mm256_mul_pd((v), _mm256_set1_pd(s))
+#define RF_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#define RF_ZERO() _mm256_setzero_pd()
+#define RF_ANY_NAN(v) (_mm256_movemask_pd(_mm256_cmp_pd((v), (v), _CMP_UNORD_Q)) != 0)
 #include "fwht_simd.h"
 
 #endif /* RF_HAVE_X86_SIMD */
 
 /* ------------------------------------------------------------------ dispatch */
 
-typedef void (*rf_fwht_f_fn)(float *, int);
-typedef void (*rf_fwht_d_fn)(double *, int);
-typedef void (*rf_scale_f_fn)(float *, ptrdiff_t, float);
-typedef void (*rf_scale_d_fn)(double *, ptrdiff_t, double);
-typedef void (*rf_fwhts_f_fn)(float *, int, float);
-typedef void (*rf_fwhts_d_fn)(double *, int, double);
+typedef int (*rf_fwht_f_fn)(float *, const float *, int, float, int);
+typedef int (*rf_fwht_d_fn)(double *, const double *, int, double, int);
 
 typedef struct {
     const char *name;
     rf_fwht_f_fn fwht_f;
     rf_fwht_d_fn fwht_d;
-    rf_scale_f_fn scale_f;
-    rf_scale_d_fn scale_d;
-    rf_fwhts_f_fn fwhts_f;
-    rf_fwhts_d_fn fwhts_d;
 } rf_impl;
 
 static const rf_impl rf_impls[RF_ISA_COUNT] = {
-    {"scalar", rf_fwht_scalar_float, rf_fwht_scalar_double,
-     rf_scale_scalar_float, rf_scale_scalar_double,
-     rf_fwht_scaled_scalar_float, rf_fwht_scaled_scalar_double},
+    {"scalar", rf_fwht_scalar_ex_float, rf_fwht_scalar_ex_double},
 #ifdef RF_HAVE_X86_SIMD
-    {"avx2", rf_fwht_avx2_float, rf_fwht_avx2_double, rf_scale_avx2_float, rf_scale_avx2_double,
-     rf_fwht_scaled_avx2_float, rf_fwht_scaled_avx2_double},
-    {"avx512", rf_fwht_avx512_float, rf_fwht_avx512_double,
-     rf_scale_avx512_float, rf_scale_avx512_double,
-     rf_fwht_scaled_avx512_float, rf_fwht_scaled_avx512_double},
+    {"avx2", rf_fwht_ex_avx2_float, rf_fwht_ex_avx2_double},
+    {"avx512", rf_fwht_ex_avx512_float, rf_fwht_ex_avx512_double},
 #else
-    {"avx2", NULL, NULL, NULL, NULL, NULL, NULL},
-    {"avx512", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"avx2", NULL, NULL},
+    {"avx512", NULL, NULL},
 #endif
 };
 
@@ -249,61 +282,21 @@ static inline const rf_impl *rf_get(void)
     return impl->fwht_f != NULL ? impl : &rf_impls[RF_ISA_SCALAR];
 }
 
-int rf_fwht_float(float *x, int log_n)
+int rf_fwht_ex_float(float *x, const float *src, int log_n, float s, int flags)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwht_f(x, log_n);
-    return 0;
+    return rf_get()->fwht_f(x, src != NULL ? src : x, log_n, s, flags);
 }
 
-int rf_fwht_double(double *x, int log_n)
+int rf_fwht_ex_double(double *x, const double *src, int log_n, double s, int flags)
 {
     if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwht_d(x, log_n);
-    return 0;
+    return rf_get()->fwht_d(x, src != NULL ? src : x, log_n, s, flags);
 }
 
-int rf_fwht_scaled_float(float *x, int log_n, float s)
-{
-    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwhts_f(x, log_n, s);
-    return 0;
-}
-
-int rf_fwht_scaled_double(double *x, int log_n, double s)
-{
-    if (log_n < 0 || log_n > RF_FWHT_MAX_LOG) return -1;
-    rf_get()->fwhts_d(x, log_n, s);
-    return 0;
-}
-
-void rf_scale_float(float *x, ptrdiff_t n, float s) { rf_get()->scale_f(x, n, s); }
-void rf_scale_double(double *x, ptrdiff_t n, double s) { rf_get()->scale_d(x, n, s); }
+int rf_fwht_float(float *x, int log_n) { return rf_fwht_ex_float(x, x, log_n, 1.0f, 0); }
+int rf_fwht_double(double *x, int log_n) { return rf_fwht_ex_double(x, x, log_n, 1.0, 0); }
 
 const char *rf_fwht_isa(void) { return rf_get()->name; }
 
 int rf_fwht_set_isa(const char *name) { return rf_isa_set(name); }
-
-/* ------------------------------------------------------------------ finiteness */
-
-int rf_all_finite_float(const float *x, ptrdiff_t n)
-{
-    uint32_t bad = 0;
-    for (ptrdiff_t i = 0; i < n; ++i) {
-        uint32_t b;
-        memcpy(&b, x + i, sizeof b);
-        bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
-    }
-    return bad == 0;
-}
-
-int rf_all_finite_double(const double *x, ptrdiff_t n)
-{
-    uint64_t bad = 0;
-    for (ptrdiff_t i = 0; i < n; ++i) {
-        uint64_t b;
-        memcpy(&b, x + i, sizeof b);
-        bad |= (uint64_t)((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull);
-    }
-    return bad == 0;
-}
