@@ -293,7 +293,7 @@ def test_out_errors():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("d, nxt", [(0, 1), (3, 4), (5, 8), (6, 8), (7, 8), (12, 16),
+@pytest.mark.parametrize("d, nxt", [(3, 4), (5, 8), (6, 8), (7, 8), (12, 16),
                                     (1000, 1024), (1025, 2048)])
 def test_not_power_of_two(d, nxt):
     with pytest.raises(ValueError, match=re.escape(
@@ -303,6 +303,18 @@ def test_not_power_of_two(d, nxt):
     with pytest.raises(ValueError, match=re.escape(f"along axis 0 must be a power of two, "
                                                    f"got {d}; zero-pad it to {nxt}")):
         fwht(np.ones((d, 4)), axis=0)
+
+
+@pytest.mark.parametrize("shape, axis", [((2, 0), -1), ((0,), 0), ((0, 4), 0), ((3, 0, 2), 1)])
+def test_empty_axis(shape, axis):
+    """An empty transform axis is an error that says so (issue 29: it used to advise zero-padding
+    to length 1), while an empty batch axis is fine."""
+    x = np.ones(shape)
+    with pytest.raises(ValueError, match=re.escape(
+            f"fwht: x has length 0 along axis {axis} (shape {shape}): an empty vector cannot be "
+            "transformed (the length must be a power of two, at least 1); transform along an "
+            "axis that holds values, or skip the call for empty data")):
+        fwht(x, axis=axis)
 
 
 def test_other_argument_errors():
@@ -493,3 +505,145 @@ def test_docstring_examples():
 
     res = doctest.testmod(randfeat.hadamard, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+# ------------------------------------------------------------------ the fused finiteness check
+
+# Lengths that exercise every code path of each ISA's kernel: the scalar code (log_n < lanes),
+# the in-register block alone (up to 2**8 / 2**7 / 2**6 / 2**5), the block then radix-2/4/8/16
+# passes inside L1, and the cache-blocked recursion whose last pass is the top radix pass
+# (2**13: a radix-2 top pass, 2**15, 2**16, 2**17).
+CHECK_LOGS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17]
+
+
+def _spike(d, k, dtype, factor):
+    """x = c h_k (h_k the k-th row of the Sylvester Hadamard matrix, c = factor * max / d, max
+    the dtype's largest finite value): the transform is d c e_k = factor max e_k, and every
+    intermediate value is c times a power of two up to d/2, so with 1 < factor < 2 only output k
+    overflows, and only in the last level."""
+    # the Sylvester matrix entry (k, j) is (-1)**popcount(k & j)
+    parity = np.bitwise_count(np.arange(d, dtype=np.uint64) & np.uint64(k)) & 1
+    return (np.where(parity, -1.0, 1.0) * (float(np.finfo(dtype).max) * (factor / d))
+            ).astype(dtype)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_check_catches_overflow_at_any_output_every_isa(isa, dtype, restore_isa):
+    """A single output that overflows in the last pass (finite input, finite intermediates) is
+    caught wherever it is: first, last, and inner positions (the last pass's first and last
+    vector, a vector's first and last lane), in one row of many, in place and out of place,
+    with and without normalize; the same values just below the overflow pass the check with the
+    same bits as check_finite=False (no false alarm)."""
+    _fwht.set_isa(isa)
+    for log_n in CHECK_LOGS[1:]:  # d = 1 has no level to overflow in
+        d = 1 << log_n
+        ks = {0, d - 1, d // 2, max(0, d // 2 - 1), max(0, d - 17)}
+        if log_n <= 13:
+            ks |= {min(d - 1, 15), min(d - 1, 16), min(d - 1, 255), min(d - 1, 256)}
+        for k in sorted(ks):
+            n_rows = 5
+            x = np.zeros((n_rows, d), dtype)
+            x[0] = 1.0
+            x[3] = _spike(d, k, dtype, 1.5)
+            where = f"{isa} {dtype.__name__} log_n={log_n} k={k}"
+            for normalize in (False, True):
+                with pytest.raises(ValueError, match=r"NaN or infinity in 1 of 5 transformed"):
+                    fwht(x, normalize=normalize)                       # out of place
+                y = x.copy()
+                with pytest.raises(ValueError, match=r"NaN or infinity in 1 of 5 transformed"):
+                    fwht(y, out=y, normalize=normalize)                # in place
+                ref = fwht(x, normalize=normalize, check_finite=False)
+                assert np.isinf(ref[3, k]), where
+                assert np.isfinite(np.delete(ref[3], k)).all(), where
+                assert_array_equal(y, ref, err_msg=where)  # out holds the transform
+            ok = x.copy()
+            ok[3] = _spike(d, k, dtype, 0.99)
+            assert_array_equal(fwht(ok), fwht(ok, check_finite=False), err_msg=where)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_check_catches_non_finite_input_every_isa(isa, dtype, bad, restore_isa):
+    """NaN/Inf in the input at the first or last element or inside a row, in one row of many
+    (or several rows, on two threads): the count of rows is exact, the other rows' results are
+    the unchecked transform's bits."""
+    _fwht.set_isa(isa)
+    rng = np.random.default_rng(11)
+    for log_n in CHECK_LOGS:
+        d = 1 << log_n
+        n_rows = max(3, min(64, 2**16 // d))
+        for pos in sorted({0, d - 1, d // 3}):
+            x = rng.standard_normal((n_rows, d)).astype(dtype)
+            x[n_rows - 1, pos] = bad
+            with pytest.raises(ValueError, match=(
+                    f"NaN or infinity in 1 of {n_rows} transformed vectors")):
+                fwht(x, n_threads=1)
+            x[0, d - 1 - pos] = bad
+            with pytest.raises(ValueError, match=(
+                    f"NaN or infinity in 2 of {n_rows} transformed vectors")):
+                fwht(x, n_threads=2)
+            y = fwht(x, check_finite=False)
+            assert not np.isfinite(y[[0, -1]]).any()
+            assert_array_equal(y[1:-1], fwht(x[1:-1]))
+
+
+def test_check_scalar_path_sizes_every_isa(restore_isa):
+    """Rows shorter than a vector (the scalar code inside the SIMD paths) and 1-long rows."""
+    for isa in ISAS:
+        _fwht.set_isa(isa)
+        for dtype in (np.float32, np.float64):
+            for log_n in range(5):
+                d = 1 << log_n
+                x = np.ones((4, d), dtype)
+                x[2, d - 1] = np.inf
+                with pytest.raises(ValueError, match="in 1 of 4 transformed vectors"):
+                    fwht(x)
+                with pytest.raises(ValueError, match="in 1 of 4 transformed vectors"):
+                    fwht(x, normalize=True)
+
+
+def test_out_of_place_reads_input_directly_same_bits(restore_isa):
+    """out=None, a separate out, out=x, a non-contiguous input and an overlapping out all give
+    the same bits (the first three through the kernel's source pointer or in place, the last
+    two through a copy); the input is never modified."""
+    rng = np.random.default_rng(12)
+    for isa in ISAS:
+        _fwht.set_isa(isa)
+        for dtype in (np.float32, np.float64):
+            for log_n in (0, 3, 7, 10, 13, 16):
+                d = 1 << log_n
+                x = rng.standard_normal((3, d)).astype(dtype)
+                keep = x.copy()
+                ref = x.copy()
+                _fwht.fwht_rows(ref, log_n, 1)
+                assert_array_equal(fwht(x), ref)
+                out = np.empty_like(x)
+                assert fwht(x, out=out) is out
+                assert_array_equal(out, ref)
+                raw = np.empty(3 * d + 1, dtype)                 # misaligned input rows
+                xm = raw[1:].reshape(3, d)
+                xm[...] = x
+                assert_array_equal(fwht(xm), ref)
+                assert_array_equal(x, keep)
+                assert_array_equal(xm, keep)
+                big = np.zeros((4, d), dtype)                    # out overlaps x (shifted rows)
+                big[:3] = x
+                assert fwht(big[:3], out=big[1:]) is not None
+                assert_array_equal(big[1:], ref)
+
+
+def test_fwht_rows_src_errors():
+    x = np.zeros((2, 8))
+    with pytest.raises(ValueError, match=r"src has shape \(3, 8\), expected \(2, 8\)"):
+        _fwht.fwht_rows(x, 3, 1, 1.0, False, np.zeros((3, 8)))
+    big = np.zeros((3, 8))
+    with pytest.raises(ValueError, match="src and x overlap"):
+        _fwht.fwht_rows(big[1:], 3, 1, 1.0, False, big[:2])
+    with pytest.raises(ValueError, match="src and x overlap"):
+        _fwht.fwht_rows(x, 3, 1, 1.0, False, x)
+    src = np.arange(16.0).reshape(2, 8)
+    src.flags.writeable = False                                  # read-only source is fine
+    _fwht.fwht_rows(x, 3, 1, 1.0, False, src)
+    assert_array_equal(x, _ref(src))

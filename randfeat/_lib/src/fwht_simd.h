@@ -59,7 +59,10 @@
 /* Four independent check accumulators (a chain of FMAs would be latency-bound). */
 #define RF_CK_DECL RF_V ck_[4] = {RF_ZERO(), RF_ZERO(), RF_ZERO(), RF_ZERO()}
 #define RF_CK_ADD(k, v) (ck_[(k) & 3] = RF_FMA((v), RF_ZERO(), ck_[(k) & 3]))
-#define RF_CK_RESULT() RF_ANY_NAN(RF_ADD(RF_ADD(ck_[0], ck_[1]), RF_ADD(ck_[2], ck_[3])))
+/* NaN in one of the first `used` (1, 2 or 4) accumulators (x + 0 is not folded for floats) */
+#define RF_CK_RESULT(used)                                                         \
+    RF_ANY_NAN((used) >= 4 ? RF_ADD(RF_ADD(ck_[0], ck_[1]), RF_ADD(ck_[2], ck_[3]))  \
+               : (used) == 2 ? RF_ADD(ck_[0], ck_[1]) : ck_[0])
 
 /* First pass: nvec vectors read from src (x itself in place, else a disjoint row), all RF_LOGW +
  * log2(nvec) lowest levels in registers, stored to x; mode as above.  Returns 1 when
@@ -78,32 +81,38 @@ static inline RF_ATTR RF_ALWAYS_INLINE int RF_FN(rf_block)(RF_T *x, const RF_T *
         RF_STORE(x + k * RF_W, o);
         if (mode & RF_FWHT_CHECK) RF_CK_ADD(k, o);
     }
-    return (mode & RF_FWHT_CHECK) ? RF_CK_RESULT() : 0;
+    return (mode & RF_FWHT_CHECK) ? RF_CK_RESULT(nvec) : 0;
 }
 
-/* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of RF_W)
- * over the n values at x; mode and return value as rf_block's. */
+/* One memory pass of radix 2**r: levels of strides h, 2h, ..., 2**(r-1) h (h a multiple of
+ * 4 RF_W) over the n values at x; mode and return value as rf_block's.  A checked radix-2 pass
+ * does two columns per iteration, so that its four check accumulators take turns (one
+ * accumulator per iteration would make the pass wait for the FMA's latency). */
 static inline RF_ATTR RF_ALWAYS_INLINE int RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, ptrdiff_t h,
                                                           const int r, const int mode, RF_T s)
 {
     const int m = 1 << r;
+    const int u = ((mode & RF_FWHT_CHECK) && m < 4) ? 4 / m : 1; /* columns per iteration */
     RF_CK_DECL;
     for (ptrdiff_t i = 0; i < n; i += h << r) {
         RF_T *p = x + i;
-        for (ptrdiff_t j = 0; j < h; j += RF_W) {
-            RF_V v[16];
-            _Pragma("GCC unroll 16")
-            for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + k * h);
-            RF_VBUTTERFLY(v, m);
-            _Pragma("GCC unroll 16")
-            for (int k = 0; k < m; ++k) {
-                RF_V o = (mode & RF_FWHT_SCALE) ? RF_SCALE(v[k], s) : v[k];
-                RF_STORE(p + j + k * h, o);
-                if (mode & RF_FWHT_CHECK) RF_CK_ADD(k, o);
+        for (ptrdiff_t j = 0; j < h; j += u * RF_W) {
+            _Pragma("GCC unroll 4")
+            for (int c = 0; c < u; ++c) {
+                RF_V v[16];
+                _Pragma("GCC unroll 16")
+                for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + c * RF_W + k * h);
+                RF_VBUTTERFLY(v, m);
+                _Pragma("GCC unroll 16")
+                for (int k = 0; k < m; ++k) {
+                    RF_V o = (mode & RF_FWHT_SCALE) ? RF_SCALE(v[k], s) : v[k];
+                    RF_STORE(p + j + c * RF_W + k * h, o);
+                    if (mode & RF_FWHT_CHECK) RF_CK_ADD(c * m + k, o);
+                }
             }
         }
     }
-    return (mode & RF_FWHT_CHECK) ? RF_CK_RESULT() : 0;
+    return (mode & RF_FWHT_CHECK) ? RF_CK_RESULT(u * m) : 0;
 }
 
 /* Calls CALL(M) with the compile-time constant M equal to the run-time mode. */
