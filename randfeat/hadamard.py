@@ -107,9 +107,17 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     environment variable ``RANDFEAT_ISA`` (``scalar``, ``avx2``, ``avx512`` or ``auto``; the
     older name ``RANDFEAT_FWHT_ISA`` also works), read at that first call, caps the choice.
     Every path performs the same exactly rounded butterflies in the same order, so the results
-    are bit-identical across code paths, thread counts and machines.  With ``out=None`` (or an
-    ``out`` that shares no memory with ``x``) and C-contiguous rows along the last axis, the
-    kernel's first pass reads ``x`` and writes the result: no separate copy of ``x`` is made.
+    are bit-identical across code paths, thread counts and machines.  The SIMD paths have two
+    butterfly schedules, with the same bits: ``"add"`` (vector additions and subtractions) and
+    ``"fma"`` (the subtractions issued as FMAs by -1, exact, on the FMA pipes that the additions
+    leave idle on cores where they are separate).  The environment variable
+    ``RANDFEAT_FWHT_SCHEDULE`` (``add``, ``fma`` or ``auto``), read at the first call, selects
+    it; ``auto`` is ``"fma"`` on AMD Zen 4, where it measured 1-11 % faster, and ``"add"``
+    elsewhere (not measured on other CPUs).  :func:`randfeat.show_config` reports it.
+
+    With ``out=None`` (or an ``out`` that shares no memory with ``x``) and C-contiguous rows
+    along the last axis, the kernel's first pass reads ``x`` and writes the result: no separate
+    copy of ``x`` is made.
 
     Examples
     --------

@@ -8,6 +8,7 @@ with ``scipy.linalg.hadamard`` are exact in float32 and float64.
 
 import functools
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from randfeat import fwht
-from randfeat._lib import _fwht
+from randfeat._lib import _cpu, _fwht
 
 RTOL = {np.float32: 2e-5, np.float64: 1e-12}
 
@@ -56,10 +57,14 @@ def _available_isas():
 ISAS = _available_isas()
 
 
+SCHEDULES = ("add", "fma")
+
+
 @pytest.fixture
 def restore_isa():
     yield
     _fwht.set_isa("auto")
+    _cpu.set_fwht_schedule("auto")
 
 
 # ----------------------------------------------------------------------------- values
@@ -376,11 +381,15 @@ def test_thread_count_bit_identical_large(shape):
                 assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
-def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
-    """Every SIMD code path gives exactly the scalar reference's bits, log_n = 0 .. 20."""
+def test_simd_paths_bit_identical_to_scalar(isa, schedule, restore_isa):
+    """Every SIMD code path, with either butterfly schedule (subtractions as vector subtractions
+    or as FMAs by -1), gives exactly the scalar reference's bits, log_n = 0 .. 20, with and
+    without the fused check."""
     if isa == "(none)":
         pytest.skip("no SIMD code path on this CPU/build")
+    _cpu.set_fwht_schedule(schedule)
     rng = np.random.default_rng(4)
     for log_n in range(21):
         d = 1 << log_n
@@ -393,8 +402,11 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
             _fwht.set_isa(isa)
             got = x.copy()
             _fwht.fwht_rows(got, log_n, 2)
-            assert _fwht.isa() == isa
+            assert _fwht.isa() == isa and _cpu.fwht_schedule() == schedule
             assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} log_n={log_n}")
+            got = x.copy()
+            assert _fwht.fwht_rows(got, log_n, 1, 1.0, True) == 0
+            assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} log_n={log_n} checked")
             if log_n <= 12:
                 assert_allclose(got, _ref(x).astype(dtype),
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
@@ -414,13 +426,15 @@ def _butterfly_int(x):
     return y
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("isa", ISAS)
-def test_exact_on_integers_to_2_20_every_isa(isa, restore_isa):
+def test_exact_on_integers_to_2_20_every_isa(isa, schedule, restore_isa):
     """Integers in [-8, 8] have exact partial sums (|sum| <= 2**23 < 2**24) for every d up to
     2**20, so every code path, aligned or not, must return exactly the int64 butterfly of NumPy,
     log_n = 0 .. 20 (the cache-blocked passes start above 2**11 / 2**12)."""
     rng = np.random.default_rng(7)
     _fwht.set_isa(isa)
+    _cpu.set_fwht_schedule(schedule)
     for log_n in range(21):
         d = 1 << log_n
         x = _ints(rng, (max(2, min(4, 2**15 // d)), d), np.float64)
@@ -484,6 +498,33 @@ def test_set_isa_errors(restore_isa):
     assert _fwht.isa() == "scalar"
     _fwht.set_isa("auto")
     assert _fwht.isa() == ISAS[-1]
+
+
+def test_schedule_setting_and_env_var(restore_isa):
+    """RANDFEAT_FWHT_SCHEDULE (read once, at the first transform) selects the schedule, which
+    show_config reports; "auto" is "fma" on AMD family 19h with AVX-512 (Zen 4), else "add"; an
+    unknown name is a clear error from the setter."""
+    with pytest.raises(ValueError, match="unknown FWHT schedule 'mul'"):
+        _cpu.set_fwht_schedule("mul")
+    for name in SCHEDULES:
+        _cpu.set_fwht_schedule(name)
+        assert _cpu.fwht_schedule() == name
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import numpy as np, randfeat; randfeat.fwht(np.ones(64)); "
+            "print(randfeat.show_config(as_dict=True)['simd']['fwht_schedule'])")
+    for name in ("add", "fma", "auto"):
+        env = dict(os.environ, RANDFEAT_FWHT_SCHEDULE=name,
+                   PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True, cwd=root).stdout.split()
+        if name == "auto":
+            cpuinfo = pathlib.Path("/proc/cpuinfo")
+            info = cpuinfo.read_text() if cpuinfo.exists() else ""
+            zen4 = ("AuthenticAMD" in info and re.search(r"^cpu family\s*:\s*25$", info, re.M)
+                    and " avx512f " in info)
+            assert out == ["fma" if zen4 else "add"]
+        else:
+            assert out == [name]
 
 
 def test_env_var_forces_scalar():

@@ -105,6 +105,7 @@ DEFINE_SCALAR(double, uint64_t, 0x7ff0000000000000ull)
 #if (defined(__x86_64__) || defined(_M_X64)) && \
     (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)) && !defined(RANDFEAT_FWHT_NO_SIMD)
 #define RF_HAVE_X86_SIMD 1
+#include <cpuid.h>
 #include <immintrin.h>
 #define RF_ALWAYS_INLINE __attribute__((always_inline))
 
@@ -150,8 +151,9 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512 rf_intra512f(__m512 v, const int
 #define RF_SCALE(v, s) _mm512_mul_ps((v), _mm512_set1_ps(s))
 #define RF_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define RF_ZERO() _mm512_setzero_ps()
+#define RF_SET1(c) _mm512_set1_ps(c)
 #define RF_ANY_NAN(v) (_mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q) != 0)
-#include "fwht_simd.h"
+#include "fwht_sched.h"
 
 /* ---- AVX-512, double: 8 lanes */
 static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const int k)
@@ -188,8 +190,9 @@ static inline RF_TGT512 RF_ALWAYS_INLINE __m512d rf_intra512d(__m512d v, const i
 #define RF_SCALE(v, s) _mm512_mul_pd((v), _mm512_set1_pd(s))
 #define RF_FMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
 #define RF_ZERO() _mm512_setzero_pd()
+#define RF_SET1(c) _mm512_set1_pd(c)
 #define RF_ANY_NAN(v) (_mm512_cmp_pd_mask((v), (v), _CMP_UNORD_Q) != 0)
-#include "fwht_simd.h"
+#include "fwht_sched.h"
 
 /* ---- AVX2 + FMA, float: 8 lanes */
 #define RF_TGT256 __attribute__((target("avx2,fma")))
@@ -227,8 +230,9 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256 rf_intra256f(__m256 v, const int
 #define RF_SCALE(v, s) _mm256_mul_ps((v), _mm256_set1_ps(s))
 #define RF_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define RF_ZERO() _mm256_setzero_ps()
+#define RF_SET1(c) _mm256_set1_ps(c)
 #define RF_ANY_NAN(v) (_mm256_movemask_ps(_mm256_cmp_ps((v), (v), _CMP_UNORD_Q)) != 0)
-#include "fwht_simd.h"
+#include "fwht_sched.h"
 
 /* ---- AVX2 + FMA, double: 4 lanes */
 static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const int k)
@@ -262,8 +266,9 @@ static inline RF_TGT256 RF_ALWAYS_INLINE __m256d rf_intra256d(__m256d v, const i
 #define RF_SCALE(v, s) _mm256_mul_pd((v), _mm256_set1_pd(s))
 #define RF_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define RF_ZERO() _mm256_setzero_pd()
+#define RF_SET1(c) _mm256_set1_pd(c)
 #define RF_ANY_NAN(v) (_mm256_movemask_pd(_mm256_cmp_pd((v), (v), _CMP_UNORD_Q)) != 0)
-#include "fwht_simd.h"
+#include "fwht_sched.h"
 
 #endif /* RF_HAVE_X86_SIMD */
 
@@ -278,23 +283,80 @@ typedef struct {
     rf_fwht_d_fn fwht_d;
 } rf_impl;
 
-static const rf_impl rf_impls[RF_ISA_COUNT] = {
-    {"scalar", rf_fwht_scalar_ex_float, rf_fwht_scalar_ex_double},
+enum { RF_SCHED_ADD = 0, RF_SCHED_FMA_ = 1, RF_SCHED_COUNT = 2 };
+static const char *const rf_sched_names[RF_SCHED_COUNT] = {"add", "fma"};
+
+/* [level][schedule]; the scalar code has one schedule. */
+static const rf_impl rf_impls[RF_ISA_COUNT][RF_SCHED_COUNT] = {
+    {{"scalar", rf_fwht_scalar_ex_float, rf_fwht_scalar_ex_double},
+     {"scalar", rf_fwht_scalar_ex_float, rf_fwht_scalar_ex_double}},
 #ifdef RF_HAVE_X86_SIMD
-    {"avx2", rf_fwht_ex_avx2_float, rf_fwht_ex_avx2_double},
-    {"avx512", rf_fwht_ex_avx512_float, rf_fwht_ex_avx512_double},
+    {{"avx2", rf_fwht_ex_avx2_float, rf_fwht_ex_avx2_double},
+     {"avx2", rf_fwht_ex_avx2_float_fma, rf_fwht_ex_avx2_double_fma}},
+    {{"avx512", rf_fwht_ex_avx512_float, rf_fwht_ex_avx512_double},
+     {"avx512", rf_fwht_ex_avx512_float_fma, rf_fwht_ex_avx512_double_fma}},
 #else
-    {"avx2", NULL, NULL},
-    {"avx512", NULL, NULL},
+    {{"avx2", NULL, NULL}, {"avx2", NULL, NULL}},
+    {{"avx512", NULL, NULL}, {"avx512", NULL, NULL}},
 #endif
 };
 
-/* The level selected by the one dispatcher (rf_isa.c); levels this build lacks fall back to the
- * scalar code (rf_isa_best never selects them on such builds). */
+/* The butterfly schedule: -1 until resolved from RANDFEAT_FWHT_SCHEDULE (add | fma | auto; read
+ * once, at the first transform).  "auto" (and unset) gives "fma" on the CPUs where it was
+ * measured faster -- AMD Zen 4 (family 19h with AVX-512), on both the AVX2 and AVX-512 paths
+ * (benchmarks/README.md) -- and "add" everywhere else, including Zen 1/2/3/5, whose FMA pipes are
+ * also apart from the add pipes but where it has not been measured (set the variable there to
+ * compare).  Resolution is idempotent, as rf_isa_level's. */
+static int rf_sched_selected = -1;
+
+static int rf_sched_auto(void)
+{
+#ifdef RF_HAVE_X86_SIMD
+    unsigned a, b, c, d, family;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return RF_SCHED_ADD;
+    if (b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u) /* "AuthenticAMD" */
+        return RF_SCHED_ADD;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return RF_SCHED_ADD;
+    family = (a >> 8) & 0xfu;
+    if (family == 0xfu) family += (a >> 20) & 0xffu;
+    __builtin_cpu_init();
+    if (family == 0x19u && __builtin_cpu_supports("avx512f")) return RF_SCHED_FMA_;
+#endif
+    return RF_SCHED_ADD;
+}
+
+static int rf_sched_index(const char *name)
+{
+    if (name == NULL || name[0] == '\0' || strcmp(name, "auto") == 0) return rf_sched_auto();
+    for (int i = 0; i < RF_SCHED_COUNT; ++i)
+        if (strcmp(name, rf_sched_names[i]) == 0) return i;
+    return -1;
+}
+
+static int rf_sched(void)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    int sel = __atomic_load_n(&rf_sched_selected, __ATOMIC_ACQUIRE);
+#else
+    int sel = *(volatile int *)&rf_sched_selected;
+#endif
+    if (sel >= 0) return sel;
+    sel = rf_sched_index(getenv("RANDFEAT_FWHT_SCHEDULE"));
+    if (sel < 0) sel = rf_sched_auto(); /* unknown name: ignored (auto) */
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&rf_sched_selected, sel, __ATOMIC_RELEASE);
+#else
+    *(volatile int *)&rf_sched_selected = sel;
+#endif
+    return sel;
+}
+
+/* The level selected by the one dispatcher (rf_isa.c) and the schedule; levels this build lacks
+ * fall back to the scalar code (rf_isa_best never selects them on such builds). */
 static inline const rf_impl *rf_get(void)
 {
-    const rf_impl *impl = &rf_impls[rf_isa_level()];
-    return impl->fwht_f != NULL ? impl : &rf_impls[RF_ISA_SCALAR];
+    const rf_impl *impl = &rf_impls[rf_isa_level()][rf_sched()];
+    return impl->fwht_f != NULL ? impl : &rf_impls[RF_ISA_SCALAR][RF_SCHED_ADD];
 }
 
 int rf_fwht_ex_float(float *x, const float *src, int log_n, float s, int flags)
@@ -315,3 +377,17 @@ int rf_fwht_double(double *x, int log_n) { return rf_fwht_ex_double(x, x, log_n,
 const char *rf_fwht_isa(void) { return rf_get()->name; }
 
 int rf_fwht_set_isa(const char *name) { return rf_isa_set(name); }
+
+const char *rf_fwht_schedule(void) { return rf_sched_names[rf_sched()]; }
+
+int rf_fwht_set_schedule(const char *name)
+{
+    int idx = rf_sched_index(name);
+    if (idx < 0) return -1;
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&rf_sched_selected, idx, __ATOMIC_RELEASE);
+#else
+    *(volatile int *)&rf_sched_selected = idx;
+#endif
+    return 0;
+}

@@ -1,6 +1,7 @@
-/* One SIMD variant of the randfeat FWHT: a template included by fwht.c once per (ISA, type).
+/* One SIMD variant of the randfeat FWHT: a template included by fwht_sched.h once per (ISA,
+ * type, schedule).
  *
- * Hand-written (not generated).  fwht.c defines, before each #include of this file:
+ * Hand-written (not generated).  fwht.c defines, before each #include of fwht_sched.h:
  *   RF_SFX            name suffix, e.g. avx512_float
  *   RF_ATTR           function attributes (target ISA)
  *   RF_T, RF_V        element type, vector type
@@ -14,7 +15,10 @@
  *   RF_LOAD(p), RF_STORE(p, v), RF_ADD(a, b), RF_SUB(a, b)
  *   RF_INTRA_ALL(v)   the RF_LOGW butterfly levels inside one vector (strides 1, 2, .., RF_W/2)
  *   RF_SCALE(v, s)    v * broadcast(s)
- *   RF_FMA(a, b, c)   a * b + c rounded once; RF_ZERO() the zero vector
+ *   RF_FMA(a, b, c)   a * b + c rounded once; RF_ZERO() the zero vector; RF_SET1(c) broadcast
+ *   RF_SCHED_FMA      0: the butterflies' subtractions are vector subtractions ("add"
+ *                     schedule); 1: fma(b, -1, a) ("fma" schedule, function names end in _fma),
+ *                     which is a - b rounded once, the same bits, issued on the FMA pipes
  *   RF_ANY_NAN(v)     1 when a lane of v is NaN, else 0
  *
  * Every butterfly is an exactly rounded a+b / a-b of the same operands as the scalar reference,
@@ -24,29 +28,40 @@
 
 #define RF_CAT_(a, b) a##_##b
 #define RF_CAT(a, b) RF_CAT_(a, b)
+#if RF_SCHED_FMA
+#define RF_FN(name) RF_CAT(RF_CAT(name, RF_SFX), fma)
+#else
 #define RF_FN(name) RF_CAT(name, RF_SFX)
+#endif
+/* A butterfly's subtraction: in the "fma" schedule fma(b, -1, a) (a - b rounded once: the same
+ * bits), except in a checked pass, whose check already keeps the FMA pipes busy, and in a
+ * transform short enough to be one in-register block (mode bit RF_M_ADDONLY), whose FMA pipes are
+ * busy with RF_INTRA_ALL (there the fma schedule measured up to 8 % slower). */
+#define RF_M_ADDONLY 4
+#define RF_BSUB(a, b, fm) ((RF_SCHED_FMA && (fm)) ? RF_FMA((b), RF_SET1(-1), (a)) : RF_SUB((a), (b)))
 #define RF_W (1 << RF_LOGW)
 #define RF_R (1 << RF_LOGR)
 
 /* Butterfly levels k0 .. k0+nl-1 (strides 2**k in units of vectors) on the vectors v[0..2**nl).
  * With constant arguments this unrolls completely and v[] lives in registers. */
-#define RF_VLEVEL(v, nvec, h)                                                      \
+#define RF_VLEVEL(v, nvec, h, fm)                                                    \
     do {                                                                           \
         _Pragma("GCC unroll 16")                                                   \
         for (int i_ = 0; i_ < 16; ++i_) {                                          \
             if (i_ < (nvec) && (h) < (nvec) && !(i_ & (h))) {                      \
                 RF_V a_ = (v)[i_], b_ = (v)[i_ + (h)];                             \
                 (v)[i_] = RF_ADD(a_, b_);                                          \
-                (v)[i_ + (h)] = RF_SUB(a_, b_);                                    \
+                (v)[i_ + (h)] = RF_BSUB(a_, b_, fm);                                    \
             }                                                                      \
         }                                                                          \
     } while (0)
-#define RF_VBUTTERFLY(v, nvec)                                                     \
+#define RF_VBUTTERFLY(v, nvec, mode)                                               \
     do {                                                                           \
-        RF_VLEVEL(v, nvec, 1);                                                     \
-        RF_VLEVEL(v, nvec, 2);                                                     \
-        RF_VLEVEL(v, nvec, 4);                                                     \
-        RF_VLEVEL(v, nvec, 8);                                                     \
+        const int fm_ = !((mode) & (RF_FWHT_CHECK | RF_M_ADDONLY));                                 \
+        RF_VLEVEL(v, nvec, 1, fm_);                                                \
+        RF_VLEVEL(v, nvec, 2, fm_);                                                \
+        RF_VLEVEL(v, nvec, 4, fm_);                                                \
+        RF_VLEVEL(v, nvec, 8, fm_);                                                \
     } while (0)
 
 /* Modes of the passes (fwht.h's flags; compile-time constants at every call site of rf_block / rf_pass, so each
@@ -74,7 +89,7 @@ static inline RF_ATTR RF_ALWAYS_INLINE int RF_FN(rf_block)(RF_T *x, const RF_T *
     RF_CK_DECL;
     _Pragma("GCC unroll 16")
     for (int k = 0; k < nvec; ++k) v[k] = RF_INTRA_ALL(RF_LOAD(src + k * RF_W));
-    RF_VBUTTERFLY(v, nvec);
+    RF_VBUTTERFLY(v, nvec, mode);
     _Pragma("GCC unroll 16")
     for (int k = 0; k < nvec; ++k) {
         RF_V o = (mode & RF_FWHT_SCALE) ? RF_SCALE(v[k], s) : v[k];
@@ -102,7 +117,7 @@ static inline RF_ATTR RF_ALWAYS_INLINE int RF_FN(rf_pass)(RF_T *x, ptrdiff_t n, 
                 RF_V v[16];
                 _Pragma("GCC unroll 16")
                 for (int k = 0; k < m; ++k) v[k] = RF_LOAD(p + j + c * RF_W + k * h);
-                RF_VBUTTERFLY(v, m);
+                RF_VBUTTERFLY(v, m, mode);
                 _Pragma("GCC unroll 16")
                 for (int k = 0; k < m; ++k) {
                     RF_V o = (mode & RF_FWHT_SCALE) ? RF_SCALE(v[k], s) : v[k];
@@ -156,7 +171,7 @@ static RF_ATTR int RF_FN(rf_leaf)(RF_T *x, const RF_T *src, int log_n, int mode,
     int rem, bad = 0;
     ptrdiff_t h;
     if (log_n <= RF_LOGW + RF_LOGR) {
-#define RF_BLOCK_M(M) bad = RF_FN(rf_block)(x, src, NV_, (M), s)
+#define RF_BLOCK_M(M) bad = RF_FN(rf_block)(x, src, NV_, (M) | RF_M_ADDONLY, s)
 #define RF_BLOCK_CASE(K, NV)                                                       \
         case K: {                                                                  \
             enum { NV_ = NV };                                                     \
@@ -225,23 +240,5 @@ static RF_ATTR int RF_FN(rf_fwht_ex)(RF_T *x, const RF_T *src, int log_n, RF_T s
 #undef RF_CK_ADD
 #undef RF_CK_RESULT
 #undef RF_WITH_MODE
-
-/* The instantiation parameters defined by the includer (fwht.c) end with this instance. */
-#undef RF_SFX
-#undef RF_ATTR
-#undef RF_T
-#undef RF_V
-#undef RF_LOGW
-#undef RF_LOGR
-#undef RF_MAXRAD
-#undef RF_LEAF
-#undef RF_TOPRAD
-#undef RF_LOAD
-#undef RF_STORE
-#undef RF_ADD
-#undef RF_SUB
-#undef RF_INTRA_ALL
-#undef RF_SCALE
-#undef RF_FMA
-#undef RF_ZERO
-#undef RF_ANY_NAN
+#undef RF_BSUB
+#undef RF_M_ADDONLY
