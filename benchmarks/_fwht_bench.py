@@ -312,8 +312,9 @@ def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=No
             if flush is not None:
                 np.copyto(flush[1], flush[0])
             t0 = time.perf_counter()
-            runs[v.name]()
+            res = runs[v.name]()
             times[v.name].append(time.perf_counter() - t0)
+            del res  # a new result is freed after the timing (freeing may unmap pages)
     return times, rows
 
 
