@@ -270,12 +270,16 @@ def _prep(v, x, s):
     np.multiply(x, s if v.in_place else x.dtype.type(1), out=x)
 
 
-def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=None):
+def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=None,
+                  chunk_bytes=None):
     """Whole calls on a batch of ``batch_bytes``, interleaved: ``rounds`` rounds, each calls
     every variant once (the order rotates by one each round; variants of one group stay
     adjacent, in alternating order).  Each variant has its own input
     and spare batches.  ``flush``: (src, dst) arrays copied (untimed) before every call, to evict
-    the caches.  Returns ``({name: [seconds per call, ...]}, rows per batch)``."""
+    the caches.  ``chunk_bytes``: instead of one call on the whole batch, one call per
+    consecutive chunk of about that size, each timed alone (on a loaded machine a chunk during
+    which the process was preempted can then be dropped: see :func:`summarize`).  Returns
+    ``({name: [[seconds per chunk call, ...] per round]}, rows per batch)``."""
     d = 1 << log_n
     dtype = DTYPES[dt]
     rows = max(1, batch_bytes // (d * np.dtype(dtype).itemsize))
@@ -289,8 +293,10 @@ def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=No
         o = aligned_empty((rows, d), dtype)
         o[...] = 0
         bufs[v.name] = (x, o)
-        runs[v.name] = v.make(x, o, log_n, n_thr)
-        runs[v.name]()  # warm-up (and first-call set-up)
+        step = rows if not chunk_bytes else max(1, chunk_bytes // (d * np.dtype(dtype).itemsize))
+        runs[v.name] = [v.make(x[i:i + step], o[i:i + step], log_n, n_thr)
+                        for i in range(0, rows, step)]
+        runs[v.name][0]()  # warm-up (and first-call set-up)
     times = {v.name: [] for v in active}
     units = []  # variants of one group stay adjacent (see below)
     for v in active:
@@ -311,13 +317,18 @@ def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=No
             _prep(v, bufs[v.name][0], s)
             if flush is not None:
                 np.copyto(flush[1], flush[0])
-            t0 = time.perf_counter()
-            res = runs[v.name]()
-            times[v.name].append(time.perf_counter() - t0)
-            del res  # a new result is freed after the timing (freeing may unmap pages)
+            ts = []
+            for run in runs[v.name]:
+                t0 = time.perf_counter()
+                res = run()
+                ts.append(time.perf_counter() - t0)
+                del res  # a new result is freed after the timing (freeing may unmap pages)
+            times[v.name].append(ts)
     return times, rows
 
 
 def summarize(ts, rows):
-    """(min, median) time per vector in ns."""
-    return min(ts) / rows * 1e9, statistics.median(ts) / rows * 1e9
+    """(best, median) time per vector in ns: best = the sum over the chunks of each chunk's
+    fastest round (with one chunk, the fastest round); median = the median round's total."""
+    best = sum(min(col) for col in zip(*ts, strict=True))
+    return best / rows * 1e9, statistics.median(sum(r) for r in ts) / rows * 1e9

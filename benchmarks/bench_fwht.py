@@ -21,7 +21,9 @@ batches of ``--batch-mib`` MiB (16 by default) of random rows, one thread by def
                            width of the SIMD path, measured here (12 independent add chains,
                            ``_rowloop.c``); FMA pipes not counted
 
-Each cell is the minimum over the rounds of the time per vector (one row of d values), then, in
+Each cell is the minimum over the rounds of the time per vector (one row of d values); with
+``--chunk-mib`` (for a loaded machine) each call is on a chunk of the batch and the cell sums each
+chunk's best round, so that a chunk during which the process was preempted does not count.  Then, in
 brackets, that time divided by the default call's: below 1 is faster than ``fwht(x)``; for a
 peer, above 1 means randfeat's default call is faster.  The header names the machine class: the
 CPU model, the SIMD path and butterfly schedule that ran (``randfeat.show_config()``), and the
@@ -43,6 +45,7 @@ Usage::
     python benchmarks/bench_fwht.py --isa avx2 --dtypes float32 --log-sizes 10 16
     python benchmarks/bench_fwht.py --schedule add fma  # both butterfly schedules, one after other
     python benchmarks/bench_fwht.py --batch-mib 64 --flush --threads 1 2   # out of cache
+    python benchmarks/bench_fwht.py --chunk-mib 1 --rounds 31   # on a loaded machine
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ def parse(argv=None):
     ap.add_argument("--threads", type=int, nargs="+", default=[1])
     ap.add_argument("--batch-mib", type=float, default=16.0, help="batch size (default 16)")
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
+    ap.add_argument("--chunk-mib", type=float, default=None,
+                    help="time calls on consecutive chunks of this size, each chunk's best "
+                         "round summed (robust on a loaded machine; default: whole batches)")
     ap.add_argument("--flush", action="store_true",
                     help="evict the caches (96 MiB copy, untimed) before every timed call")
     ap.add_argument("--ffht-lib", default=None,
@@ -115,8 +121,10 @@ def main(argv=None):
           f"{load_average()}.")
     forward = list(argv if argv is not None else sys.argv[1:])
     cmd = " ".join(["python benchmarks/bench_fwht.py", *forward])
-    print(f"Batches of {args.batch_mib:g} MiB, {args.rounds} interleaved rounds, min per row; "
-          f"threads {', '.join(map(str, args.threads))}"
+    print(f"Batches of {args.batch_mib:g} MiB, {args.rounds} interleaved rounds, "
+          + (f"calls on {args.chunk_mib:g} MiB chunks, each chunk's best round summed"
+             if args.chunk_mib else "whole-batch calls, the best round")
+          + f"; threads {', '.join(map(str, args.threads))}"
           + ("; caches flushed before every call" if args.flush else "")
           + f".  Command: `{cmd}`.")
     sys.stdout.flush()
@@ -161,8 +169,9 @@ def child(args):
         for dt in args.dtypes:
             cols, loads = {}, []
             for log_n in args.log_sizes:
-                ts, rows = time_variants(variants, dt, log_n, n_thr,
-                                         int(args.batch_mib * 2**20), args.rounds, rng, flush)
+                ts, rows = time_variants(
+                    variants, dt, log_n, n_thr, int(args.batch_mib * 2**20), args.rounds, rng,
+                    flush, int(args.chunk_mib * 2**20) if args.chunk_mib else None)
                 cols[log_n] = {k: summarize(v, rows) for k, v in ts.items()}
                 for k in ts:
                     records.append((m["simd"], m["schedule"], dt, n_thr, 1 << log_n, k,
