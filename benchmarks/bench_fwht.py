@@ -152,7 +152,8 @@ def child(args):
             skipped.append(why)
     variants += floor_variants()
     peak32 = add_peak(m["simd"])
-    print(f"\n## SIMD path {m['simd']}, butterfly schedule {m['schedule']} "
+    sched = m["schedule"] if m["simd"] != "scalar" else "none (scalar code)"
+    print(f"\n## SIMD path {m['simd']}, butterfly schedule {sched} "
           f"(RANDFEAT_ISA={isa_env}, RANDFEAT_FWHT_SCHEDULE="
           f"{os.environ.get('RANDFEAT_FWHT_SCHEDULE', 'auto')})\n")
     print(f"CPU {m['cpu']}; load average {load_average()}; peak vector additions measured on "

@@ -10,7 +10,11 @@
  * each vector (permute + fused multiply-add by a +-1 sign vector: exact), the next 3-4 levels
  * across 8-16 vectors held in registers, the remaining levels in radix-8/16 memory passes
  * (3-4 levels per load/store), and lengths beyond L1 recurse on sub-blocks first (cache
- * blocking) before a radix-8 pass on top.  Every path gives bit-identical results.
+ * blocking) before a radix-8 pass on top.  The pass that writes the result also applies the
+ * optional scale and NaN/Inf check (rf_fwht_ex_*), and the first pass may read a separate source
+ * row.  Each SIMD variant exists in two butterfly schedules (fwht_sched.h: "add", and "fma",
+ * whose subtractions are exact FMAs by -1), chosen by RANDFEAT_FWHT_SCHEDULE (rf_sched_auto
+ * below).  Every path gives bit-identical results.
  */
 #include "fwht.h"
 #include "rf_isa.h"

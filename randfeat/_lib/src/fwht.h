@@ -49,10 +49,10 @@ int rf_fwht_set_isa(const char *name);
 
 /* The butterfly schedule of the SIMD paths: "add" (vector additions and subtractions) or "fma"
  * (the subtractions a - b as fma(b, -1, a), exact, for cores whose FMA pipes are separate from
- * their add pipes).  The same bits either way.  Chosen at the first transform from the
- * environment variable RANDFEAT_FWHT_SCHEDULE (add | fma | auto); auto and unset: "fma" on AMD
- * Zen 4, where it was measured faster, "add" elsewhere (see fwht.c).  rf_fwht_set_schedule (tests and benchmarks; not while another
- * thread transforms) returns 0, or -1 for an unknown name. */
+ * their add pipes).  The same bits either way.  Chosen at the first transform from the environment
+ * variable RANDFEAT_FWHT_SCHEDULE (add | fma | auto); auto and unset: "fma" on AMD Zen 4, where it
+ * was measured faster, "add" elsewhere (see fwht.c).  rf_fwht_set_schedule (tests and benchmarks;
+ * not while another thread transforms) returns 0, or -1 for an unknown name. */
 const char *rf_fwht_schedule(void);
 int rf_fwht_set_schedule(const char *name);
 

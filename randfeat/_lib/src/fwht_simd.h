@@ -38,38 +38,39 @@
  * transform short enough to be one in-register block (mode bit RF_M_ADDONLY), whose FMA pipes are
  * busy with RF_INTRA_ALL (there the fma schedule measured up to 8 % slower). */
 #define RF_M_ADDONLY 4
-#define RF_BSUB(a, b, fm) ((RF_SCHED_FMA && (fm)) ? RF_FMA((b), RF_SET1(-1), (a)) : RF_SUB((a), (b)))
+#define RF_BSUB(a, b, fm)                                                          \
+    ((RF_SCHED_FMA && (fm)) ? RF_FMA((b), RF_SET1(-1), (a)) : RF_SUB((a), (b)))
 #define RF_W (1 << RF_LOGW)
 #define RF_R (1 << RF_LOGR)
 
 /* Butterfly levels k0 .. k0+nl-1 (strides 2**k in units of vectors) on the vectors v[0..2**nl).
  * With constant arguments this unrolls completely and v[] lives in registers. */
-#define RF_VLEVEL(v, nvec, h, fm)                                                    \
+#define RF_VLEVEL(v, nvec, h, fm)                                                  \
     do {                                                                           \
         _Pragma("GCC unroll 16")                                                   \
         for (int i_ = 0; i_ < 16; ++i_) {                                          \
             if (i_ < (nvec) && (h) < (nvec) && !(i_ & (h))) {                      \
                 RF_V a_ = (v)[i_], b_ = (v)[i_ + (h)];                             \
                 (v)[i_] = RF_ADD(a_, b_);                                          \
-                (v)[i_ + (h)] = RF_BSUB(a_, b_, fm);                                    \
+                (v)[i_ + (h)] = RF_BSUB(a_, b_, fm);                               \
             }                                                                      \
         }                                                                          \
     } while (0)
 #define RF_VBUTTERFLY(v, nvec, mode)                                               \
     do {                                                                           \
-        const int fm_ = !((mode) & (RF_FWHT_CHECK | RF_M_ADDONLY));                                 \
+        const int fm_ = !((mode) & (RF_FWHT_CHECK | RF_M_ADDONLY));                \
         RF_VLEVEL(v, nvec, 1, fm_);                                                \
         RF_VLEVEL(v, nvec, 2, fm_);                                                \
         RF_VLEVEL(v, nvec, 4, fm_);                                                \
         RF_VLEVEL(v, nvec, 8, fm_);                                                \
     } while (0)
 
-/* Modes of the passes (fwht.h's flags; compile-time constants at every call site of rf_block / rf_pass, so each
- * combination is its own unrolled code): RF_FWHT_SCALE multiplies the values the pass stores by s;
- * RF_FWHT_CHECK also reports whether a stored value is NaN or +-Inf.  The check costs one FMA per
- * stored vector, acc = v * 0 + acc, which is +-0 for a finite v and NaN for NaN/Inf: it runs on
- * the FMA pipes, which the additions of the butterflies leave idle, and the NaN sticks in acc.
- * Only the last pass of a transform gets these modes (it writes the result). */
+/* Modes of the passes (fwht.h's flags; compile-time constants at every call site of rf_block /
+ * rf_pass, so each combination is its own unrolled code): RF_FWHT_SCALE multiplies the values the
+ * pass stores by s; RF_FWHT_CHECK also reports whether a stored value is NaN or +-Inf.  The check
+ * costs one FMA per stored vector, acc = v * 0 + acc, which is +-0 for a finite v and NaN for
+ * NaN/Inf: it runs on the FMA pipes, which the additions of the butterflies leave idle, and the
+ * NaN sticks in acc. Only the last pass of a transform gets these modes (it writes the result). */
 
 /* Four independent check accumulators (a chain of FMAs would be latency-bound). */
 #define RF_CK_DECL RF_V ck_[4] = {RF_ZERO(), RF_ZERO(), RF_ZERO(), RF_ZERO()}
