@@ -6,6 +6,8 @@ RandomFourierFeatures  random Fourier features (Rahimi & Recht 2007, Algorithm 1
 RandomBinningFeatures  random binning features (Rahimi & Recht 2007, Algorithm 2), sparse CSR
 Fastfood               Fastfood features in O(n log d) (Le, Sarlós & Smola 2013)
 StructuredOrthogonalFeatures  SORF, (sqrt(d)/sigma) H D1 H D2 H D3 in O(n log d) (Yu et al. 2016)
+ArcCosineFeatures      arc-cosine features, random step/ReLU/squared-ReLU units (Cho & Saul 2009)
+PositiveRandomFeatures positive random features, softmax & Gaussian kernels (FAVOR+, 2021)
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 
 Kernels
@@ -26,19 +28,23 @@ datasets                      local loaders of the papers' benchmark datasets (r
 from randfeat import kernels
 from randfeat._config import show_config
 from randfeat._validation import is_power_of_two, next_power_of_two
+from randfeat.arccos import ArcCosineFeatures
 from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
 from randfeat.kernel_ridge import ExactKernelRidge
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
+from randfeat.positive import PositiveRandomFeatures
 from randfeat.sorf import StructuredOrthogonalFeatures
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArcCosineFeatures",
     "ExactKernelRidge",
     "Fastfood",
+    "PositiveRandomFeatures",
     "RandomBinningFeatures",
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",

@@ -64,6 +64,7 @@ Examples
 True
 """
 
+from randfeat.kernels._arccos import ArcCosineKernel
 from randfeat.kernels._base import BinningKernel, ShiftInvariantKernel
 from randfeat.kernels._convex import (
     CustomBinningKernel,
@@ -84,6 +85,7 @@ LaplacianBinningKernel = LaplacianKernel
 
 __all__ = [
     "KERNEL_NAMES",
+    "ArcCosineKernel",
     "BallSumKernel",
     "BinningKernel",
     "CauchyKernel",

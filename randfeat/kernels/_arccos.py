@@ -1,0 +1,157 @@
+r"""The arc-cosine kernels of Cho & Saul (NIPS 2009), exactly.
+
+They are not shift-invariant (they depend on the norms and the angle of x and y), so they are
+not in the :class:`~randfeat.kernels.ShiftInvariantKernel` hierarchy; they are the kernels that
+:class:`randfeat.ArcCosineFeatures` approximates.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["ArcCosineKernel"]
+
+_ORDERS = (0, 1, 2)
+
+
+def _angular(n, theta):
+    r""":math:`J_n(\theta)` for n = 0, 1, 2 (Cho & Saul 2009, eq. 6 and below)."""
+    c, s = np.cos(theta), np.sin(theta)
+    rest = np.pi - theta
+    if n == 0:
+        return rest
+    if n == 1:
+        return s + rest * c
+    return 3.0 * s * c + rest * (1.0 + 2.0 * c * c)
+
+
+class ArcCosineKernel:
+    r"""Arc-cosine kernel of order :math:`n` (Cho & Saul 2009), computed exactly.
+
+    .. math::
+
+        k_n(x, y) = 2\,\mathbb E_{w\sim N(0, I)}\big[\Theta(w^\top x)\Theta(w^\top y)
+                    (w^\top x)^n (w^\top y)^n\big]
+                  = \frac1\pi \|x\|^n \|y\|^n J_n(\theta),
+
+    :math:`\theta = \angle(x, y) \in [0, \pi]`, :math:`\Theta` the Heaviside step, and
+
+    .. math::
+
+        J_0 = \pi - \theta, \quad J_1 = \sin\theta + (\pi - \theta)\cos\theta, \quad
+        J_2 = 3\sin\theta\cos\theta + (\pi - \theta)(1 + 2\cos^2\theta).
+
+    :math:`k_0` is :math:`1 - \theta/\pi` (the kernel of a step-function network);
+    :math:`k_1` is the kernel of an infinitely wide one-hidden-layer ReLU network;
+    :math:`k_n(x, x) = (2n - 1)!!\,\|x\|^{2n}`.  For a zero row the angle is undefined;
+    its kernel values are 0 for every order (what the features give: with
+    :math:`\Theta(0) = 0` the features of the zero vector are 0).
+
+    Parameters
+    ----------
+    order : {0, 1, 2}, default 1
+
+    Notes
+    -----
+    The angle is computed as :math:`\arccos` of the cosine :math:`x^\top y/(\|x\|\|y\|)` clipped
+    to :math:`[-1, 1]`.  Near :math:`\theta = 0` the rounding of the cosine moves
+    :math:`\theta` by up to :math:`\sim 10^{-8}`; :math:`J_1` and :math:`J_2` are flat there
+    (:math:`J_n'(0) = 0` for :math:`n \ge 1`) so :math:`k_1, k_2` keep full relative precision,
+    while :math:`k_0 = 1 - \theta/\pi` can be off by :math:`\sim 3\cdot 10^{-9}`.
+
+    References
+    ----------
+    Y. Cho and L. K. Saul, "Kernel Methods for Deep Learning", NIPS 2009, eq. (1)-(6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from randfeat.kernels import ArcCosineKernel
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])
+    >>> np.round(ArcCosineKernel(order=0)(X), 3)       # 1 - theta / pi
+    array([[1. , 0.5, 0. ],
+           [0.5, 1. , 0.5],
+           [0. , 0.5, 1. ]])
+    >>> float(ArcCosineKernel(order=1)(X[:1], X[1:2])[0, 0])   # ||x|| ||y|| / pi at 90 degrees
+    0.6366197723675814
+    >>> float(ArcCosineKernel(order=2)(X[1:2])[0, 0])           # 3 ||x||^4
+    48.0
+    """
+
+    def __init__(self, order=1):
+        if isinstance(order, (bool, np.bool_)) or not isinstance(order, numbers.Integral) \
+                or int(order) not in _ORDERS:
+            raise ValueError(f"ArcCosineKernel: order must be 0, 1 or 2, got {order!r}")
+        self.order = int(order)
+
+    def __repr__(self):
+        return f"ArcCosineKernel(order={self.order})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.order == self.order
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.order))
+
+    @staticmethod
+    def _points(X, name):
+        who = "ArcCosineKernel.__call__"
+        X = np.asarray(X)
+        if X.dtype.kind not in "fiub":
+            raise TypeError(f"{who}: {name} must be a real array, got dtype {X.dtype}")
+        X = X.astype(np.float64, copy=False)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.ndim != 2:
+            raise ValueError(f"{who}: {name} must be 2-D (n_samples, n_features), got shape "
+                             f"{X.shape}")
+        if X.size and not np.isfinite(X).all():
+            raise ValueError(f"{who}: {name} contains NaN or infinity")
+        return X
+
+    def __call__(self, X, Y=None):
+        """Gram matrix :math:`K_{ij} = k_n(x_i, y_j)`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_x, d)
+        Y : array_like, shape (n_y, d), optional
+            Defaults to ``X``.
+
+        Returns
+        -------
+        K : ndarray of float64, shape (n_x, n_y)
+        """
+        X = self._points(X, "X")
+        Y = X if Y is None else self._points(Y, "Y")
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"ArcCosineKernel.__call__: X has {X.shape[1]} features but Y has "
+                             f"{Y.shape[1]}")
+        # norms by scaling (no overflow of the squares for huge entries)
+        nx = np.linalg.norm(X, axis=1)
+        ny = np.linalg.norm(Y, axis=1)
+        ux = X / np.where(nx > 0, nx, 1.0)[:, None]
+        uy = Y / np.where(ny > 0, ny, 1.0)[:, None]
+        cos = np.clip(ux @ uy.T, -1.0, 1.0)
+        theta = np.arccos(cos)
+        K = _angular(self.order, theta) / math.pi
+        if self.order:
+            K *= np.outer(nx ** self.order, ny ** self.order)
+        zero = (nx == 0)[:, None] | (ny == 0)[None, :]
+        if zero.any():
+            K[zero] = 0.0
+        return K
+
+    def gram(self, X, Y=None):
+        """Same as calling the kernel: the Gram matrix ``K[i, j] = k_n(X[i], Y[j])``."""
+        return self(X, Y)
+
+    def diag(self, X):
+        r""":math:`k_n(x_i, x_i) = (2n - 1)!!\,\|x_i\|^{2n}` (1 for order 0, 0 for a zero row)
+        without the Gram matrix."""
+        X = self._points(X, "X")
+        nx = np.linalg.norm(X, axis=1)
+        return (1.0, 1.0, 3.0)[self.order] * nx ** (2 * self.order) * (nx > 0)
