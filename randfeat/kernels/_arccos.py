@@ -56,11 +56,11 @@ class ArcCosineKernel:
 
     Notes
     -----
-    The angle is computed as :math:`\arccos` of the cosine :math:`x^\top y/(\|x\|\|y\|)` clipped
-    to :math:`[-1, 1]`.  Near :math:`\theta = 0` the rounding of the cosine moves
-    :math:`\theta` by up to :math:`\sim 10^{-8}`; :math:`J_1` and :math:`J_2` are flat there
-    (:math:`J_n'(0) = 0` for :math:`n \ge 1`) so :math:`k_1, k_2` keep full relative precision,
-    while :math:`k_0 = 1 - \theta/\pi` can be off by :math:`\sim 3\cdot 10^{-9}`.
+    The angle is :math:`\arccos` of the cosine of the unit vectors :math:`u = x/\|x\|`,
+    :math:`v = y/\|y\|`, except where :math:`|\cos\theta| > 0.99`: there the rounding of the
+    cosine would move :math:`\theta` by up to :math:`\sim 10^{-8}` (so :math:`k_0 = 1 -
+    \theta/\pi` by :math:`\sim 3\cdot 10^{-9}`), and :math:`\theta = 2\arcsin(\|u - v\|/2)`
+    (or :math:`\pi - 2\arcsin(\|u + v\|/2)`) is used instead, accurate to a few ulp.
 
     References
     ----------
@@ -137,6 +137,7 @@ class ArcCosineKernel:
         uy = Y / np.where(ny > 0, ny, 1.0)[:, None]
         cos = np.clip(ux @ uy.T, -1.0, 1.0)
         theta = np.arccos(cos)
+        self._refine_angles(theta, cos, ux, uy)
         K = _angular(self.order, theta) / math.pi
         if self.order:
             K *= np.outer(nx ** self.order, ny ** self.order)
@@ -144,6 +145,20 @@ class ArcCosineKernel:
         if zero.any():
             K[zero] = 0.0
         return K
+
+    @staticmethod
+    def _refine_angles(theta, cos, ux, uy, limit=0.99, chunk=1 << 16):
+        r"""Near-parallel and near-antiparallel pairs (:math:`|\cos\theta| > 0.99`), where
+        :math:`\arccos` of the rounded cosine loses half the digits: recompute
+        :math:`\theta = 2\arcsin(\|u - v\|/2)` or :math:`\pi - 2\arcsin(\|u + v\|/2)`
+        from the unit vectors' difference or sum (full relative precision), in place."""
+        ii, jj = np.nonzero(np.abs(cos) > limit)
+        for a in range(0, len(ii), chunk):
+            i, j = ii[a:a + chunk], jj[a:a + chunk]
+            par = cos[i, j] > 0
+            diff = np.linalg.norm(ux[i] - np.where(par[:, None], uy[j], -uy[j]), axis=1)
+            half = 2.0 * np.arcsin(np.minimum(diff / 2.0, 1.0))
+            theta[i, j] = np.where(par, half, np.pi - half)
 
     def gram(self, X, Y=None):
         """Same as calling the kernel: the Gram matrix ``K[i, j] = k_n(X[i], Y[j])``."""
