@@ -17,15 +17,37 @@ __all__ = ["ArcCosineKernel"]
 _ORDERS = (0, 1, 2)
 
 
+#: terms of the series of J_1, J_2 at theta = pi - eps (eps < 1: the last term is below 1e-23
+#: of the first)
+_SERIES_TERMS = 12
+
+
 def _angular(n, theta):
-    r""":math:`J_n(\theta)` for n = 0, 1, 2 (Cho & Saul 2009, eq. 6 and below)."""
-    c, s = np.cos(theta), np.sin(theta)
+    r""":math:`J_n(\theta)` for n = 0, 1, 2 (Cho & Saul 2009, eq. 6 and below).
+
+    Near :math:`\theta = \pi` the closed forms cancel (:math:`J_1 \sim \epsilon^3/3`,
+    :math:`J_2 \sim 4\epsilon^5/15` at :math:`\theta = \pi - \epsilon`), so for
+    :math:`\epsilon < 1` their Taylor series are used:
+    :math:`J_1 = \sum_{k\ge1} (-1)^{k+1} 2k\,\epsilon^{2k+1}/(2k+1)!` and
+    :math:`J_2 = \sum_{k\ge2} (-1)^k 4^k (2k-2)\,\epsilon^{2k+1}/(2k+1)!`
+    (from :math:`J_1 = \sin\epsilon - \epsilon\cos\epsilon`,
+    :math:`J_2 = 2\epsilon - \tfrac32\sin 2\epsilon + \epsilon\cos 2\epsilon`)."""
+    theta = np.asarray(theta, dtype=float)
     rest = np.pi - theta
     if n == 0:
         return rest
-    if n == 1:
-        return s + rest * c
-    return 3.0 * s * c + rest * (1.0 + 2.0 * c * c)
+    c, s = np.cos(theta), np.sin(theta)
+    out = s + rest * c if n == 1 else 3.0 * s * c + rest * (1.0 + 2.0 * c * c)
+    near = rest < 1.0
+    if np.any(near):
+        e = rest[near]
+        e2 = e * e
+        acc = np.zeros_like(e)
+        for k in range(1 if n == 1 else 2, _SERIES_TERMS + 1):
+            coef = (-1) ** (k + 1) * 2 * k if n == 1 else (-1) ** k * 4 ** k * (2 * k - 2)
+            acc += coef / math.factorial(2 * k + 1) * e * e2 ** k
+        out[near] = acc
+    return out
 
 
 class ArcCosineKernel:
