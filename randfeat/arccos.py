@@ -62,9 +62,9 @@ class ArcCosineFeatures(RandomFeaturesBase):
     with :math:`k_{2n} = \frac1\pi\|x\|^{2n}\|y\|^{2n}J_{2n}(\theta)` and
     :math:`J_4 = (\pi - \theta)(24\cos^4\theta + 72\cos^2\theta + 9) + \sin\theta\,
     (50\cos^3\theta + 55\cos\theta)`.  For example :math:`n = 0`: :math:`(2k_0 - k_0^2)/D`
-    (each term is 0 or 2); at :math:`x = y`: :math:`2/D`, :math:`5\|x\|^4/D`,
-    :math:`96\|x\|^8/D` for n = 0, 1, 2.  Antiparallel inputs (:math:`\theta = \pi`) have
-    estimate exactly 0 = :math:`k_n`.
+    (each term is 0 or 2); at :math:`x = y`: :math:`1/D`, :math:`5\|x\|^4/D`,
+    :math:`201\|x\|^8/D` for n = 0, 1, 2 (:math:`2(4n-1)!! - ((2n-1)!!)^2`).  Antiparallel
+    inputs (:math:`\theta = \pi`) have estimate exactly 0 = :math:`k_n`.
 
     Parameters
     ----------
