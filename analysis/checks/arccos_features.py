@@ -18,7 +18,7 @@ CLAIM = ("The features z(x) = sqrt(2/D) [Theta(w_j'x) (w_j'x)^n], w_j ~ N(0, I),
          "near-parallel, antiparallel and unequal-norm pairs; orthogonal frequencies (each row "
          "still N(0, I)) keep the estimate unbiased.")
 SOURCE = ("Cho & Saul, 'Kernel Methods for Deep Learning', NIPS 2009, eq. (1)-(6); exact "
-          "variance: docs/theory/arccos.md (THEORY §8.2)")
+          "variance: docs/theory/arccos.md")
 DESIGN = ("Pooled design (analysis.featcheck): n_fits fits of randfeat.ArcCosineFeatures of "
           "K * G features (G = 16 d) on 7 fixed pairs in d = 5 -- random, unequal norms "
           "(0.3 and 4), near-parallel (theta = 1e-3, norms 1 and 3), orthogonal, nearly "

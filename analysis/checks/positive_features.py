@@ -24,8 +24,7 @@ CLAIM = ("phi(x) = exp(w'u - ||u||^2/2)/sqrt(D), u = x/sigma, w ~ N(0, I), is un
          "lognormal, log T ~ N(-(||u||^2+||v||^2)/2, ||u+v||^2): its variance "
          "SM^2 (e^{||u+v||^2} - 1) explodes by that much.")
 SOURCE = ("Choromanski et al., 'Rethinking Attention with Performers', ICLR 2021, Lemma 1, "
-          "Lemma 2; orthogonal covariance and lognormal law: docs/theory/positive.md "
-          "(THEORY §8.1)")
+          "Lemma 2; orthogonal covariance and lognormal law: docs/theory/positive.md")
 DESIGN = ("Pooled design (analysis.featcheck): n_fits fits of randfeat.PositiveRandomFeatures "
           "per configuration (softmax sigma = 1 and Gaussian sigma = 1.5; positive, "
           "hyperbolic, trigonometric; iid, and orthogonal for softmax), each of K groups of "

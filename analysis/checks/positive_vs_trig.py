@@ -22,7 +22,7 @@ CLAIM = ("Lemma 2 of Choromanski et al. (2021): with m frequencies, MSE(SM-trig)
          "(derived here, docs/theory/positive.md) is Var_iid + sum_k b_k(b_k-1) C / m^2, "
          "C = Lambda^2 [1F1(d; d/2; s/2) - e^s].")
 SOURCE = ("Choromanski et al., 'Rethinking Attention with Performers', ICLR 2021, Lemma 2, "
-          "Fig. 2, Theorem 2 (read in the paper's text); THEORY §8.1")
+          "Fig. 2, Theorem 2 (read in the paper's text)")
 DESIGN = ("A: ||u|| = ||v|| = 1.5 (d = 4) at angles 2.2 .. pi, SM = e^{2.25 cos phi} from "
           "0.34 down to e^{-2.25} = 0.105; positive and trigonometric features with the same "
           "number of frequencies (G = 64 per group), pooled design (analysis.featcheck).  Each "
