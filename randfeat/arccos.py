@@ -12,11 +12,28 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _pointwise
+from randfeat._parallel import OrderedPool
 from randfeat._sampling import sample_frequencies
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT
 from randfeat.kernels import GaussianKernel
 
 __all__ = ["ArcCosineFeatures"]
+
+#: values per chunk of the pointwise passes (a function of the shape only, so the output does not
+#: depend on the thread count); below _PARALLEL_MIN_VALUES values they stay on one thread
+CHUNK_VALUES = 1 << 15
+PARALLEL_MIN_VALUES = 1 << 20
+
+
+def chunked(n, m, n_threads, fn):
+    """Run ``fn(a, b)`` on the row chunks ``[a, b)`` of an (n, m) array, chunk length fixed by
+    m, over up to ``n_threads`` threads when the array is large (NumPy releases the GIL)."""
+    rows = max(1, CHUNK_VALUES // max(m, 1))
+    starts = range(0, n, rows)
+    nt = n_threads if n * m >= PARALLEL_MIN_VALUES else 1
+    with OrderedPool(max(1, min(nt, len(starts)))) as pool:
+        for _ in pool.map(lambda a: fn(a, min(a + rows, n)), starts):
+            pass
 
 
 def project(X, W):
@@ -106,11 +123,13 @@ class ArcCosineFeatures(RandomFeaturesBase):
     parameters: scaling the input gives the first, :math:`k_n^{(s)}(x, y) = k_n(s x, s y) =
     s^{2n} k_n(x, y)`, and appending a constant column gives the second.
 
-    Cost per sample: one BLAS matrix product (:math:`O(dD)`) and one compiled pass over the
-    output.  Sparse input (CSR/CSC) is projected by scipy over its non-zeros and gives the
-    dense input's features up to the summation order.  float32 input gives float32 features
-    (projection in float32, the power in double, rounded once).  A projection or a square
-    beyond the dtype's range raises ValueError instead of returning inf.
+    Cost per sample: one BLAS matrix product (:math:`O(dD)`) and NumPy's SIMD step/maximum,
+    square and scale passes over the output, on row chunks fixed by the shape (spread over
+    ``n_threads`` threads for large outputs; the same bits for any thread count).  Sparse input
+    (CSR/CSC) is projected by scipy over its non-zeros and gives the dense input's features up
+    to the summation order.  float32 input gives float32 features (projection, square and scale
+    in float32).  A projection or a square beyond the dtype's range raises ValueError instead of
+    returning inf.
 
     References
     ----------
@@ -197,9 +216,10 @@ class ArcCosineFeatures(RandomFeaturesBase):
                 "Call fit again")
         if W.dtype != X.dtype or not W.flags.c_contiguous:
             W = np.ascontiguousarray(W, dtype=X.dtype)
+        nt = self._n_threads()
+        _pointwise.check_thread_request(nt)
         out = project(X, W)
-        n_bad = _pointwise.relu_power(out, int(st["order"]), math.sqrt(2.0 / D),
-                                      self._n_threads())
+        n_bad = self._relu_pass(out, int(st["order"]), math.sqrt(2.0 / D), nt)
         if n_bad:
             big = abs(X).max() if sp.issparse(X) else np.max(np.abs(X))
             raise ValueError(
@@ -209,3 +229,29 @@ class ArcCosineFeatures(RandomFeaturesBase):
                 "(e.g. with sklearn.preprocessing.StandardScaler)"
                 + (" or pass float64 input" if X.dtype == np.float32 else ""))
         return out
+
+    @staticmethod
+    def _relu_pass(P, order, scale, n_threads):
+        """``P = scale * Theta(P) * P**order`` in place (``Theta(0) = 0``), NumPy's SIMD loops
+        on row chunks; returns the number of rows with a non-finite value (a NaN or +inf
+        projection, or a square beyond the dtype's range; a -inf projection gives 0, as the
+        step does)."""
+        bad = np.zeros(P.shape[0], dtype=bool)
+        s = P.dtype.type(scale)
+
+        def chunk(a, b):
+            Q = P[a:b]
+            with np.errstate(over="ignore", invalid="ignore"):
+                pre = Q.max(axis=1)
+                if order == 0:
+                    np.greater(Q, 0, out=Q, casting="unsafe")       # 1.0 or 0.0
+                else:
+                    np.maximum(Q, 0, out=Q)
+                    if order == 2:
+                        np.multiply(Q, Q, out=Q)
+                Q *= s
+                post = Q.max(axis=1) if order == 2 else pre
+            bad[a:b] = ~(np.isfinite(pre) & np.isfinite(post))
+
+        chunked(P.shape[0], P.shape[1], n_threads, chunk)
+        return int(bad.sum())

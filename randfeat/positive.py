@@ -291,6 +291,7 @@ class PositiveRandomFeatures(RandomFeaturesBase):
         if W.dtype != X.dtype or not W.flags.c_contiguous:
             W = np.ascontiguousarray(W, dtype=X.dtype)
         nt = self._n_threads()
+        _pointwise.check_thread_request(nt)
         q = _row_sq_norms(X, nt) / (sigma * sigma)            # ||u||^2, float64
         n = X.shape[0]
         softmax = st["kernel"] == "softmax"

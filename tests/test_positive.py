@@ -311,7 +311,10 @@ def test_errors_are_clear():
     m.set_params(estimator="hyperbolic")
     with pytest.raises(NotFittedError, match=r"parameters changed after fit \(estimator="):
         m.transform(X)
-    m.set_params(estimator="positive", n_threads=1)
+    m.set_params(estimator="positive", n_threads=2000)
+    with pytest.raises(ValueError, match="n_threads must be between 1 and 1024"):
+        m.transform(X)
+    m.set_params(n_threads=1)
     m.transform(X)
     m.frequencies_ = np.zeros((3, 3))
     with pytest.raises(ValueError, match=r"frequencies_ must be a float array of shape \(8, 3\)"):

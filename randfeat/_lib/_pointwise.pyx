@@ -1,17 +1,20 @@
-"""Compiled pointwise parts of the projection-based feature maps that are not Fourier features:
-the trigonometric softmax features of :class:`randfeat.PositiveRandomFeatures` and arc-cosine
-features.
+"""Compiled pointwise parts of the projection-based maps that are not Fourier features: the
+squared row norms (accumulated in double, also for float32 input) and the trigonometric softmax
+features of :class:`randfeat.PositiveRandomFeatures` (RandomFourierFeatures' vectorised sin/cos
+with a per-row factor).
 
-Private: use :class:`randfeat.PositiveRandomFeatures` and :class:`randfeat.ArcCosineFeatures`,
-which validate, draw the random parameters, project (``X @ W.T``, one BLAS call or scipy's
-sparse product) and allocate.  Every function here works in place on that projection, one
-output row per ``prange`` item, nothing shared between rows, so the output is bit-identical for
-every thread count (the thread policy and Ctrl-C rule of ``_policy.pxd``).
+Private: :class:`randfeat.PositiveRandomFeatures` and :class:`randfeat.ArcCosineFeatures`
+validate, draw the random parameters, project (``X @ W.T``, one BLAS call or scipy's sparse
+product) and allocate.  Every function here runs one output row per ``prange`` item, nothing
+shared between rows, so the output is bit-identical for every thread count (the thread policy
+and Ctrl-C rule of ``_policy.pxd``).
 
-The exponential of the positive features is not here: NumPy's SIMD ``exp`` (float64, on row
-chunks, in ``randfeat/positive.py``) was measured 1.9-3.4x faster per value than a ``prange``
-loop of libm's scalar ``exp`` on one core (AMD EPYC Zen 4, loaded host, 2000 x 4096 values,
-interleaved repetitions, when this module was written).
+Measured and left to NumPy (row chunks fixed by the shape, in ``randfeat/positive.py`` and
+``randfeat/arccos.py``): the exponential of the positive features (NumPy's SIMD ``exp`` in
+float64 was 1.9-3.4x faster per value than a ``prange`` loop of libm's scalar ``exp`` on one
+core) and the arc-cosine step/ReLU/square pass (NumPy's SIMD ``maximum``/``multiply``, 5-40x
+faster than a compiled branchy loop, which GCC does not vectorise at the baseline ISA); AMD EPYC
+Zen 4, loaded host, 20-2000 x 4096 values, interleaved repetitions, when this was written.
 """
 from libc.math cimport exp, isfinite
 
@@ -35,6 +38,12 @@ cdef int _start(int n_threads, Py_ssize_t n_rows, Py_ssize_t work) except -1:
     nt = effective_threads(n_threads, n_rows, work, _PARALLEL_MIN_WORK)
     ensure_threads(nt)
     return nt
+
+
+def check_thread_request(int n_threads):
+    """Raise ValueError unless 1 <= n_threads <= MAX_THREADS (the one policy of
+    ``_policy.pxd``; for passes that run on NumPy's loops in a thread pool)."""
+    check_threads(n_threads)
 
 
 def sq_norms(const floating[:, ::1] X, double[::1] out, int n_threads):
@@ -84,54 +93,5 @@ def trig_features(floating[:, ::1] buf, Py_ssize_t m, const double[::1] logscale
                 n_bad += paired_row(&buf[i, 0], m, s)
             else:
                 n_bad += 1
-    raise_if_interrupted(&intr)
-    return n_bad
-
-
-cdef inline int _relu_row(floating *row, Py_ssize_t m, int order, double scale) noexcept nogil:
-    """``row[j] = scale * Theta(p) * p**order`` (``Theta(0) = 0``).  Returns 1 when a value is
-    not finite (a non-finite projection, or a square beyond the dtype's range)."""
-    cdef Py_ssize_t j
-    cdef double p
-    cdef floating a
-    cdef int bad = 0
-    for j in range(m):
-        p = row[j]
-        if not isfinite(p):
-            bad = 1
-            a = <floating>p
-        elif p > 0:
-            if order == 0:
-                a = <floating>scale
-            elif order == 1:
-                a = <floating>(scale * p)
-            else:
-                a = <floating>(scale * (p * p))
-                if not isfinite(a):
-                    bad = 1
-        else:
-            a = 0
-        row[j] = a
-    return bad
-
-
-def relu_power(floating[:, ::1] buf, int order, double scale, int n_threads):
-    """Arc-cosine features in place: ``buf[i, j] = scale * Theta(p) * p**order`` for the
-    projection ``p = buf[i, j]``, order 0, 1 or 2.  Returns the number of rows with a
-    non-finite value."""
-    cdef Py_ssize_t i, n = buf.shape[0], m = buf.shape[1], n_bad = 0
-    cdef int nt
-    cdef Interrupt intr
-    if order < 0 or order > 2:
-        raise ValueError(f"relu_power: order must be 0, 1 or 2, got {order}")
-    nt = _start(n_threads, n, n * m)
-    if n == 0 or m == 0:
-        return 0
-    interrupt_init(&intr, m)
-    with nogil:
-        for i in prange(n, schedule='static', num_threads=nt):
-            if interrupted(&intr):
-                continue
-            n_bad += _relu_row(&buf[i, 0], m, order, scale)
     raise_if_interrupted(&intr)
     return n_bad
