@@ -6,8 +6,6 @@ RandomFourierFeatures  random Fourier features (Rahimi & Recht 2007, Algorithm 1
 RandomBinningFeatures  random binning features (Rahimi & Recht 2007, Algorithm 2), sparse CSR
 Fastfood               Fastfood features in O(n log d) (Le, Sarlós & Smola 2013)
 StructuredOrthogonalFeatures  SORF, (sqrt(d)/sigma) H D1 H D2 H D3 in O(n log d) (Yu et al. 2016)
-ArcCosineFeatures      arc-cosine features, random step/ReLU/squared-ReLU units (Cho & Saul 2009)
-PositiveRandomFeatures positive random features, softmax & Gaussian kernels (FAVOR+, 2021)
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 
 Kernels
