@@ -30,7 +30,7 @@ DESIGN = ("A: ||u|| = ||v|| = 1.5 (d = 4) at angles 2.2 .. pi, SM = e^{2.25 cos 
           "its mean against SM (exact standard error); the claim rows require the measured "
           "ratio Var_trig / Var_pos to lie significantly above 1 (one-sided 99.99999 %-level "
           "interval of the log-ratio, Bonferroni) wherever the exact ratio is >= 2.  At "
-          "phi = pi the positive estimate is exactly SM (u + v = 0).  B: d = 8, ||u|| = ||v|| "
+          "phi = pi the positive estimate is exactly SM (u + v = 0).  B: d = 16, ||u|| = ||v|| "
           "at 60 degrees with ||u + v||^2 = 0.6 and 1.0; positive features iid and "
           "orthogonal (groups of 16 blocks): each variance against its exact law, and the "
           "claim row requires the orthogonal variance significantly below the iid one "
@@ -43,12 +43,12 @@ COST = 2
 ALPHA = 1e-5
 
 PARAMS = {
-    "smoke": dict(a_fits=2, a_K=100, b_fits=2, b_K=100),
-    "quick": dict(a_fits=5, a_K=800, b_fits=10, b_K=1000),
-    "full": dict(a_fits=30, a_K=2000, b_fits=30, b_K=2000),
+    "smoke": dict(a_fits=2, a_K=100, b_fits=2, b_K=60),
+    "quick": dict(a_fits=5, a_K=800, b_fits=12, b_K=500),
+    "full": dict(a_fits=30, a_K=2000, b_fits=60, b_K=1000),
 }
 A_D, A_L, A_PHIS = 4, 1.5, (2.2, 2.5, 2.8, 3.0, math.pi)
-B_D, B_S = 8, (0.6, 1.0)
+B_D, B_S = 16, (0.6, 1.0)
 
 
 def _plane(d, seed):
