@@ -14,21 +14,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from randfeat._base import RandomFeaturesBase, data_sigma
 from randfeat._lib import _pointwise
-from randfeat._parallel import OrderedPool
 from randfeat._sampling import sample_frequencies
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
-from randfeat.arccos import project
+from randfeat.arccos import chunked, project
 from randfeat.kernels import GaussianKernel
 
 __all__ = ["PositiveRandomFeatures"]
-
-#: values per chunk of the exponential pass (a function of the shape only, so the output does
-#: not depend on the thread count); a float32 chunk is exponentiated in a float64 buffer of
-#: this many values (256 KiB)
-_CHUNK_VALUES = 1 << 15
-#: below this many values the exponential pass stays on the calling thread
-_PARALLEL_MIN_VALUES = 1 << 20
-
 
 def _row_sq_norms(X, n_threads):
     """Squared row norms of X in float64 (accumulated in float64 for float32 input)."""
@@ -351,43 +342,34 @@ class PositiveRandomFeatures(RandomFeaturesBase):
         """``out[:, :m] = exp(P - shift)`` and, for the ``h`` mirrored frequencies,
         ``out[:, m:m + h] = exp(-P[:, :h] - shift)``; exponents in float64, on row chunks
         fixed by the shape.  Returns each row's largest exponent (float64)."""
+        n, m = P.shape
+        top = np.empty(n, dtype=np.float64)
         mirrored = h > 0
         in_place = out is P and P.dtype == np.float64
-        n, m = P.shape
-        rows = max(1, _CHUNK_VALUES // max(m, 1))
-        starts = range(0, n, rows)
-        top = np.empty(n, dtype=np.float64)
 
-        def chunk(a):
+        def chunk(a, b):
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                _chunk(a)
-
-        def _chunk(a):
-            b = min(a + rows, n)
-            s = shift[a:b, None]
-            if in_place:
-                T = P[a:b]
-                T -= s
-            else:
-                T = P[a:b].astype(np.float64)
+                s = shift[a:b, None]
+                if in_place:
+                    T = P[a:b]
+                    T -= s
+                else:                              # float64 work buffer (float32 input)
+                    T = P[a:b].astype(np.float64)
+                    if mirrored:
+                        U = np.negative(T[:, :h])
+                        U -= s
+                    T -= s
+                hi = T.max(axis=1)
                 if mirrored:
-                    U = np.negative(T[:, :h])
-                    U -= s
-                T -= s
-            hi = T.max(axis=1)
-            if mirrored:
-                hi = np.maximum(hi, U.max(axis=1))
-                np.exp(U, out=U)
-                out[a:b, m:] = U
-            np.exp(T, out=T)
-            if not in_place:
-                out[a:b, :m] = T
-            top[a:b] = hi
+                    hi = np.maximum(hi, U.max(axis=1))
+                    np.exp(U, out=U)
+                    out[a:b, m:] = U
+                np.exp(T, out=T)
+                if not in_place:
+                    out[a:b, :m] = T
+                top[a:b] = hi
 
-        nt = nt if n * (m + h) >= _PARALLEL_MIN_VALUES else 1
-        with OrderedPool(min(nt, len(starts)) or 1) as pool:
-            for _ in pool.map(chunk, starts):
-                pass
+        chunked(n, m + h, nt, chunk)
         return top
 
     def _raise_overflow(self, n_bad, X, q, worst, kind):
