@@ -22,7 +22,7 @@ SOURCE = ("Cho & Saul, 'Kernel Methods for Deep Learning', NIPS 2009, eq. (1)-(6
 DESIGN = ("Pooled design (analysis.featcheck): n_fits fits of randfeat.ArcCosineFeatures of "
           "K * G features (G = 16 d) on 7 fixed pairs in d = 5 -- random, unequal norms "
           "(0.3 and 4), near-parallel (theta = 1e-3, norms 1 and 3), orthogonal, nearly "
-          "antiparallel (theta = pi - 1e-2), antiparallel (exactly), equal; each fit gives K "
+          "antiparallel (theta = pi - 0.1), antiparallel (exactly), equal; each fit gives K "
           "group estimates of G terms D z_j(x) z_j(y).  iid: two-sided z-test of the mean "
           "against k_n with the exact standard error sqrt(V/N) and the scaled chi-square test "
           "of the group variance against V/G (analysis.arccos_law, independent of randfeat); "
@@ -56,7 +56,7 @@ def pairs(d):
             ("norms 0.3 and 4", 0.3 * x, 4.0 * rng.normal(size=d) / math.sqrt(d)),
             ("theta = 1e-3, norms 1, 3", x, at(1e-3, 3.0)),
             ("theta = pi/2", 1.2 * x, at(math.pi / 2, 0.8)),
-            ("theta = pi - 1e-2", x, at(math.pi - 1e-2, 1.5)),
+            ("theta = pi - 0.1", x, at(math.pi - 0.1, 1.5)),
             ("antiparallel", x, -2.0 * x),
             ("x = y", 1.1 * x, 1.1 * x)]
 
