@@ -20,7 +20,13 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase, _odd_paired, resolve_kernel
+from randfeat._base import (
+    RandomFeaturesBase,
+    _odd_paired,
+    ard_inputs,
+    ard_parts,
+    resolve_kernel,
+)
 from randfeat._lib import _fastfood
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
@@ -267,7 +273,7 @@ class Fastfood(RandomFeaturesBase):
         if self.radial is not None:
             k = resolve_kernel(self.kernel, self.sigma, X, who="Fastfood",
                                **(self.kernel_params or {}))
-            return None, float(k.sigma)
+            return None, k.sigma
         k = self._resolve_kernel(X, "fastfood", **self._kernel_params(d))
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
@@ -276,7 +282,7 @@ class Fastfood(RandomFeaturesBase):
                 f"kernel_params={{'t': ...}}) or a BallSumKernel(dim={d})")
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) is None:
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
-        return k, float(k.sigma)
+        return k, k.sigma
 
     def _row_lengths(self, n, d, rng, kernel):
         """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma):
@@ -326,7 +332,7 @@ class Fastfood(RandomFeaturesBase):
         state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "kernel_": kernel,
                  "sigma_": sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
                  "S_": S.astype(dtype), "offsets_": None if off is None else off.astype(dtype),
-                 "_n_features_out": D}
+                 "_n_features_out": D, "_ard": ard_parts(sigma)}
         for name in ("B_packed_", "P_", "G_", "S_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False
@@ -441,14 +447,18 @@ class Fastfood(RandomFeaturesBase):
         G, S, off = self._params(dtype)
         n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
         log_d = d.bit_length() - 1
-        scale = 1.0 / (self.sigma_ * math.sqrt(d))
+        base_sigma, scales = self._ard
+        scale = 1.0 / (base_sigma * math.sqrt(d))
         nt = self._n_threads()
         odd = output == "paired" and self._n_features_out % 2  # + the odd width's copy
         check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
-                                               self._n_features_out),
+                                               self._n_features_out
+                                               + (scales is not None) * X.shape[1]),
                          f"the output ({n} x {self._n_features_out} {dtype.name})",
                          f"n_components={self._n_features_out}", func="Fastfood.transform",
                          fix="transform fewer rows at a time, or lower n_components")
+        if scales is not None:   # ARD: the rows of V act on x / sigma (one pass, a copy of X)
+            X = ard_inputs(X, scales)
         params = (X, self.B_packed_, self.P_, G, S)
         # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
         if output == "paired":
