@@ -26,9 +26,9 @@ and maps its spectral law to :math:`\omega = \omega_1/\sigma` and its pitch law 
 :math:`\delta_m = \sigma_m\,\delta_{1,m}`), through the base classes, which apply ``sigma``
 before the subclass hooks (``_k_scaled``, ``_gram``, ``_sample``, ``_unit_sample``) see a
 unit-scale problem.  A subclass that overrides one of the public methods that apply ``sigma``
-outside this package is refused (:func:`_check_ard_capable`).  :meth:`ShiftInvariantKernel.ard_split`
-gives the scalar part and the per-coordinate scales that the feature maps fold into their
-frequencies, inputs or pitches.
+outside this package is refused (``_check_ard_capable``).
+:meth:`ShiftInvariantKernel.ard_split` gives the scalar part and the per-coordinate scales that
+the feature maps fold into their frequencies, inputs or pitches.
 """
 
 from __future__ import annotations
