@@ -104,11 +104,11 @@ def data_sigma(rule, X, metric="euclidean") -> float:
         gamma = 1.0 / (d * var) if var > 0 else 1.0
         return _finite_sigma(float(np.sqrt(0.5 / gamma)), rule, None)
     if rule == "median":
-        from sklearn.metrics.pairwise import euclidean_distances, manhattan_distances
+        from sklearn.metrics.pairwise import euclidean_distances
         if metric not in ("euclidean", "cityblock"):
             raise ValueError(f"data_sigma: metric must be 'euclidean' or 'cityblock', got "
                              f"{metric!r}")
-        distances = euclidean_distances if metric == "euclidean" else manhattan_distances
+        distances = euclidean_distances if metric == "euclidean" else _manhattan
         rows = np.arange(n)
         if n > MEDIAN_SUBSAMPLE:
             rows = np.sort(np.random.default_rng(MEDIAN_SEED).choice(n, MEDIAN_SUBSAMPLE,
@@ -124,6 +124,22 @@ def data_sigma(rule, X, metric="euclidean") -> float:
         D = D[D > 0]
         return _finite_sigma(s * float(np.median(D)) if D.size else 1.0, rule, big)
     raise ValueError(f"unknown sigma rule {rule!r}; use a positive number, 'scale' or 'median'")
+
+
+def _manhattan(X):
+    """L1 distances between the rows of X (at most ``MEDIAN_SUBSAMPLE`` of them): scikit-learn's
+    ``manhattan_distances``, with a sparse X given 32-bit indices (its compiled sparse loop takes
+    no others; scipy gives 64-bit ones to large or converted matrices)."""
+    from sklearn.metrics.pairwise import manhattan_distances
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        if X.nnz >= 2 ** 31 or X.shape[1] >= 2 ** 31:
+            raise ValueError(f"sigma='median': the subsample of X has {X.nnz} non-zeros in "
+                             f"{X.shape[1]} columns, beyond 32-bit indices; pass a numeric sigma")
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return manhattan_distances(X)
 
 
 #: below this the variance of "scale" is computed on rescaled data (subnormal or zero)
