@@ -404,16 +404,13 @@ class RandomFeaturesBase(DaskRouted, ClassNamePrefixFeaturesOutMixin, Transforme
         return tags
 
 
-def ard_parts(sigma):
-    """``(base_sigma, scales)`` of a fitted length scale: ``(sigma, None)`` for a number or for
-    ARD length scales that are all equal (then the map is the isotropic one, bit for bit), else
-    ``(1.0, sigma)``: the structured maps (Fastfood, SORF) run at unit length scale on
-    ``X / sigma`` (:func:`ard_inputs`)."""
-    if not isinstance(sigma, np.ndarray):
-        return float(sigma), None
-    if np.all(sigma == sigma[0]):
-        return float(sigma[0]), None
-    return 1.0, sigma
+def ard_parts(kernel):
+    """``(base_sigma, scales)`` of a fitted kernel (:meth:`ShiftInvariantKernel.ard_split`):
+    ``(sigma, None)`` for a number or for ARD length scales that are all equal (then the map is
+    the isotropic one, bit for bit), else ``(1.0, sigma)``: the structured maps (Fastfood, SORF)
+    run at unit length scale on ``X / sigma`` (:func:`ard_inputs`)."""
+    base, scales = kernel.ard_split()
+    return float(base.sigma), scales
 
 
 def ard_inputs(X, scales):

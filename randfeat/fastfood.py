@@ -267,13 +267,14 @@ class Fastfood(RandomFeaturesBase):
         return params
 
     def _fastfood_kernel(self, X, d):
-        """(kernel_, sigma_) for the row-length law, by the rule of every estimator
-        (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.  With a
-        custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is None."""
+        """(kernel_, the kernel of the length scale) for the row-length law, by the rule of every
+        estimator (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.
+        With a custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is
+        None."""
         if self.radial is not None:
             k = resolve_kernel(self.kernel, self.sigma, X, who="Fastfood",
                                **(self.kernel_params or {}))
-            return None, k.sigma
+            return None, k
         k = self._resolve_kernel(X, "fastfood", **self._kernel_params(d))
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
@@ -282,7 +283,7 @@ class Fastfood(RandomFeaturesBase):
                 f"kernel_params={{'t': ...}}) or a BallSumKernel(dim={d})")
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) is None:
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
-        return k, k.sigma
+        return k, k
 
     def _row_lengths(self, n, d, rng, kernel):
         """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma):
@@ -309,7 +310,7 @@ class Fastfood(RandomFeaturesBase):
         d = next_power_of_two(X.shape[1])
         n_freq = D // 2 + D % 2 if paired else D
         n_blocks = -(-n_freq // d)
-        kernel, sigma = self._fastfood_kernel(X, d)
+        kernel, scaled = self._fastfood_kernel(X, d)
         rng = self._rng()
         check_allocation(n_blocks * d * 48, f"the random parameters ({n_blocks} blocks of {d})",
                          f"n_components={D}", func="Fastfood.fit")
@@ -330,9 +331,9 @@ class Fastfood(RandomFeaturesBase):
         elif D % 2:  # odd paired width: the last row is one phase-shifted feature
             off = rng.uniform(0.0, 2.0 * np.pi, size=1)
         state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "kernel_": kernel,
-                 "sigma_": sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
+                 "sigma_": scaled.sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
                  "S_": S.astype(dtype), "offsets_": None if off is None else off.astype(dtype),
-                 "_n_features_out": D, "_ard": ard_parts(sigma)}
+                 "_n_features_out": D, "_ard": ard_parts(scaled)}
         for name in ("B_packed_", "P_", "G_", "S_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False

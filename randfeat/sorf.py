@@ -181,8 +181,7 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         """The fitted state for X (published in one step by ``_fit_atomic``)."""
         self._n_threads()                      # validates n_threads
         # the Gaussian kernel by name: the length scale by the rule of every estimator
-        sigma = resolve_kernel("gaussian", self.sigma, X,
-                               who="StructuredOrthogonalFeatures").sigma
+        kernel = resolve_kernel("gaussian", self.sigma, X, who="StructuredOrthogonalFeatures")
         D = int(self.n_components)
         paired = self.features == "paired"
         d = next_power_of_two(X.shape[1])
@@ -197,9 +196,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
             off = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
         elif D % 2:  # odd paired width: the last frequency gives one phase-shifted feature
             off = rng.uniform(0.0, 2.0 * np.pi, size=1)
-        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "sigma_": sigma,
+        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "sigma_": kernel.sigma,
                  "signs_": signs, "offsets_": None if off is None else off.astype(X.dtype),
-                 "_n_features_out": D, "_ard": ard_parts(sigma)}
+                 "_n_features_out": D, "_ard": ard_parts(kernel)}
         for name in ("signs_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False
