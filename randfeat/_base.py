@@ -150,7 +150,9 @@ def _variance(X, s):
     """Variance of all entries of X / s (float64)."""
     n, d = X.shape
     if sp.issparse(X):
-        Xs = X if s == 1.0 else X.astype(np.float64) / s
+        Xs = X.astype(np.float64)      # float32 data squared in float64, as np.var does
+        if s != 1.0:
+            Xs = Xs / s
         mean = float(Xs.sum(dtype=np.float64)) / (n * d)
         return float(Xs.multiply(Xs).sum(dtype=np.float64)) / (n * d) - mean * mean
     return float(np.var(X if s == 1.0 else np.asarray(X, dtype=np.float64) / s,
