@@ -17,7 +17,7 @@ from randfeat._validation import check_n_threads, check_random_state
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 from randfeat.kernels._registry import median_metric
 
-__all__ = ["DaskRouted", "RandomFeaturesBase", "ard_inputs", "ard_parts", "data_sigma",
+__all__ = ["DaskRouted", "RandomFeaturesBase", "ard_blocks", "ard_parts", "data_sigma",
            "is_dask_array", "resolve_kernel"]
 
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -410,22 +410,33 @@ def ard_parts(kernel):
     """``(base_sigma, scales)`` of a fitted kernel (:meth:`ShiftInvariantKernel.ard_split`):
     ``(sigma, None)`` for a number or for ARD length scales that are all equal (then the map is
     the isotropic one, bit for bit), else ``(1.0, sigma)``: the structured maps (Fastfood, SORF)
-    run at unit length scale on ``X / sigma`` (:func:`ard_inputs`)."""
+    run at unit length scale on ``X * (1 / sigma)`` (:func:`ard_blocks`)."""
     base, scales = kernel.ard_split()
     return float(base.sigma), scales
 
 
-def ard_inputs(X, scales):
-    """``X / scales`` column-wise, as a new C-contiguous array of X's dtype: divided in float64
-    and rounded once to float32 for float32 input (so that the ARD map equals the unit-scale map
-    on ``(X.astype(float64) / scales).astype(X.dtype)``, bit for bit).  Overflow (a tiny length
-    scale) gives inf, which the kernels report as overflowed projections."""
+#: entries of X scaled at once by the ARD pass of the structured maps (in cache)
+ARD_BLOCK_ELEMENTS = 2 ** 17
+
+
+def ard_blocks(X, scales):
+    """``(start, stop, X[start:stop] * (1 / scales))`` over blocks of rows of the dense X, in
+    X's dtype: the reciprocal length scales are computed in float64 and rounded to X's dtype
+    (``inv``), and every entry is one multiplication ``x * inv`` (so the ARD map equals the
+    unit-scale map on ``X * (1 / sigma).astype(X.dtype)``, bit for bit).  The blocks (at most
+    ``ARD_BLOCK_ELEMENTS`` entries) are written into one reused buffer, which stays in cache:
+    no copy of X is made.  Overflow (a tiny length scale) gives inf, which the kernels report
+    as overflowed projections."""
+    n, d = X.shape
+    inv = (1.0 / np.asarray(scales, dtype=np.float64)).astype(X.dtype)
+    rows = max(1, min(n, ARD_BLOCK_ELEMENTS // max(1, d)))
+    buf = np.empty((rows, d), dtype=X.dtype)
     with np.errstate(over="ignore"):
-        out = np.divide(X, scales, dtype=np.float64)
-    if X.dtype != np.float64:
-        with np.errstate(over="ignore"):
-            out = out.astype(X.dtype)
-    return out
+        for a in range(0, n, rows):
+            b = min(n, a + rows)
+            blk = buf[:b - a]
+            np.multiply(X[a:b], inv, out=blk)
+            yield a, b, blk
 
 
 def _odd_paired(P, m, b):

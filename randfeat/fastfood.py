@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from randfeat._base import (
     RandomFeaturesBase,
     _odd_paired,
-    ard_inputs,
+    ard_blocks,
     ard_parts,
     resolve_kernel,
 )
@@ -92,11 +92,15 @@ class Fastfood(RandomFeaturesBase):
         Non-isotropic kernels (``"laplacian"``, ``"cauchy"``) raise ValueError: Fastfood's rows
         have uniformly random directions, so it needs a spherically symmetric spectrum — use
         :class:`randfeat.RandomFourierFeatures` for those.
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Bandwidth (length scale) of a kernel given by name (None: 1.0), k(Δ) = exp(-‖Δ‖² / (2σ²))
-        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  ``"scale"`` and
-        ``"median"`` choose it from X as in :class:`randfeat.RandomFourierFeatures`.  Must be
-        None with a kernel instance (it has its own; ValueError otherwise).
+        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  An array gives one
+        length scale per feature (ARD): k(x, y) = k₁((x - y)/σ) coordinate-wise, the unit-scale
+        map of x / σ, formed as ``x * (1 / sigma)`` a block of rows at a time (in cache, no
+        copy of X; bit-identical to ``sigma=1`` on ``X * (1 / sigma)``); equal scales are the
+        scalar map, bit for bit.  ``"scale"`` and ``"median"`` choose it from X as in
+        :class:`randfeat.RandomFourierFeatures`.  Must be None with a kernel instance (it has
+        its own, possibly ARD; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     kernel_params : dict or None, default=None
@@ -162,9 +166,9 @@ class Fastfood(RandomFeaturesBase):
     kernel_ : ShiftInvariantKernel or None
         The exact kernel approximated (for ``"ballsum"`` a BallSumKernel of dimension
         ``d_padded_``); None for a custom ``radial`` and for ``scaling="none"``.
-    sigma_ : float
+    sigma_ : float or ndarray of shape (n_features_in_,)
         Bandwidth used in V (``sigma``, the data-driven value, or the kernel instance's
-        ``sigma``).
+        ``sigma``); a read-only float64 array for ARD length scales.
 
     parameter_nbytes_ : int
         Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_):
@@ -453,26 +457,35 @@ class Fastfood(RandomFeaturesBase):
         nt = self._n_threads()
         odd = output == "paired" and self._n_features_out % 2  # + the odd width's copy
         check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
-                                               self._n_features_out
-                                               + (scales is not None) * X.shape[1]),
+                                               self._n_features_out),
                          f"the output ({n} x {self._n_features_out} {dtype.name})",
                          f"n_components={self._n_features_out}", func="Fastfood.transform",
                          fix="transform fewer rows at a time, or lower n_components")
-        if scales is not None:   # ARD: the rows of V act on x / sigma (one pass, a copy of X)
-            X = ard_inputs(X, scales)
-        params = (X, self.B_packed_, self.P_, G, S)
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        B, P = self.B_packed_, self.P_
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_paired(*params, out, log_d, scale,
-                                               math.sqrt(2.0 / self._n_features_out), nt)
+            mult = math.sqrt(2.0 / self._n_features_out)
+
+            def run(Xb, ob):
+                return _fastfood.transform_paired(Xb, B, P, G, S, ob, log_d, scale, mult, nt)
         elif output == "phase":
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_phase(*params, off, out, log_d, scale,
-                                              math.sqrt(2.0 / n_freq), nt)
+            mult = math.sqrt(2.0 / n_freq)
+
+            def run(Xb, ob):
+                return _fastfood.transform_phase(Xb, B, P, G, S, off, ob, log_d, scale, mult,
+                                                 nt)
         else:
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.project(*params, out, log_d, scale, nt)
+
+            def run(Xb, ob):
+                return _fastfood.project(Xb, B, P, G, S, ob, log_d, scale, nt)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch; with
+        # ARD scales the rows of V act on x * (1 / sigma), formed a block of rows at a time
+        if scales is None:
+            n_bad = run(X, out)
+        else:
+            n_bad = sum(run(Xb, out[a:b]) for a, b, Xb in ard_blocks(X, scales))
         self._check_projections(n_bad, X)
         return out
 

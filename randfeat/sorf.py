@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from randfeat._base import (
     RandomFeaturesBase,
     _odd_paired,
-    ard_inputs,
+    ard_blocks,
     ard_parts,
     resolve_kernel,
 )
@@ -76,8 +76,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         choose it from the fit data (:func:`randfeat._base.data_sigma`, the rule of every
         randfeat transformer).  An array gives one length scale per feature (ARD,
         :math:`\exp(-\sum_j \Delta_j^2/(2\sigma_j^2))`): the map is the unit-scale SORF of
-        :math:`x/\sigma` (one division pass over X per transform, bit-identical to
-        ``sigma=1`` on ``X / sigma``); equal scales are the scalar map, bit for bit.
+        :math:`x/\sigma`, formed as ``x * (1 / sigma)`` a block of rows at a time (in cache,
+        no copy of X; bit-identical to ``sigma=1`` on ``X * (1 / sigma)``); equal scales are
+        the scalar map, bit for bit.
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     random_state : int, Generator, RandomState, SeedSequence, BitGenerator or None
@@ -223,27 +224,36 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         log_d, scale, nt = d.bit_length() - 1, 1.0 / (base_sigma * d), self._n_threads()
         odd = output == "paired" and st["_n_features_out"] % 2  # + the odd width's copy
         check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
-                                               st["_n_features_out"]
-                                               + (scales is not None) * X.shape[1]),
+                                               st["_n_features_out"]),
                          f"the output ({n} x {st['_n_features_out']} {dtype.name})",
                          f"n_components={st['_n_features_out']}",
                          func="StructuredOrthogonalFeatures.transform",
                          fix="transform fewer rows at a time, or lower n_components")
-        if scales is not None:   # ARD: W acts on x / sigma (one pass, a copy of X)
-            X = ard_inputs(X, scales)
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        signs = st["signs_"]
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
-            n_bad = _sorf.transform_paired(X, st["signs_"], out, log_d, scale,
-                                           math.sqrt(2.0 / st["_n_features_out"]), nt)
+            mult = math.sqrt(2.0 / st["_n_features_out"])
+
+            def run(Xb, ob):
+                return _sorf.transform_paired(Xb, signs, ob, log_d, scale, mult, nt)
         elif output == "phase":
             off = np.ascontiguousarray(st["offsets_"], dtype=dtype)
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _sorf.transform_phase(X, st["signs_"], off, out, log_d, scale,
-                                          math.sqrt(2.0 / n_freq), nt)
+            mult = math.sqrt(2.0 / n_freq)
+
+            def run(Xb, ob):
+                return _sorf.transform_phase(Xb, signs, off, ob, log_d, scale, mult, nt)
         else:
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _sorf.project(X, st["signs_"], out, log_d, scale, nt)
+
+            def run(Xb, ob):
+                return _sorf.project(Xb, signs, ob, log_d, scale, nt)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch; with
+        # ARD scales W acts on x * (1 / sigma), formed a block of rows at a time
+        if scales is None:
+            n_bad = run(X, out)
+        else:
+            n_bad = sum(run(Xb, out[a:b]) for a, b, Xb in ard_blocks(X, scales))
         self._check_projections(n_bad, X)
         return out
 

@@ -4,9 +4,10 @@ fitted attributes, pickling and cloning, and the two equivalences
 
 * ARD with equal scales ``(s, ..., s)`` is bit-identical to the scalar ``sigma=s``, in every map,
   every sampling, both feature maps, float32 and float64;
-* ARD with ``sigma`` equals the unit-scale map on ``X / sigma``: bit for bit for Fastfood, SORF
-  and ExactKernelRidge (they divide X the same way); for RFF the frequencies are bit for bit the
-  unit-scale ones divided by sigma and the features agree within the rounding of the two
+* ARD with ``sigma`` equals the unit-scale map on ``X / sigma``: bit for bit for Fastfood and
+  SORF on ``X * (1 / sigma)`` (the reciprocals rounded to X's dtype: how they scale X) and for
+  ExactKernelRidge on ``X / sigma`` (the kernel divides); for RFF the frequencies are bit for
+  bit the unit-scale ones divided by sigma and the features agree within the rounding of the two
   projections (x * (w / sigma) and (x / sigma) * w round differently); for random binning the
   pitches are bit for bit the unit-scale ones times sigma (the cells of x and of x / sigma round
   differently, so the columns are compared in law, tests/test_ard_law.py).
@@ -338,15 +339,17 @@ def test_equal_scales_bit_identical_to_scalar(name, sparse, global_dtype):
 
 # ------------------------------------------------------------------------------ X / sigma
 def _scaled(Xd):
-    """X / sigma as the structured maps compute it: in float64, rounded once to X's dtype."""
-    return (Xd.astype(np.float64) / SIGMA).astype(Xd.dtype)
+    """X / sigma as the structured maps compute it: X * (1 / sigma), the reciprocals computed in
+    float64 and rounded to X's dtype, one multiplication in X's dtype."""
+    return Xd * (1.0 / SIGMA).astype(Xd.dtype)
 
 
 @pytest.mark.parametrize("name", ["fastfood", "fastfood_radial", "sorf", "exact"])
 @pytest.mark.parametrize("features", ["paired", "phase"])
 def test_ard_is_the_unit_map_on_divided_inputs_bit_for_bit(name, features, global_dtype):
     """Fastfood, SORF (dense and sparse, both feature maps, odd width) and ExactKernelRidge:
-    the ARD map on X is the sigma = 1 map on X / sigma, bit for bit."""
+    the ARD map on X is the sigma = 1 map on X / sigma, bit for bit (X * (1 / sigma) for the
+    structured maps); several ARD blocks of rows give the same bits."""
     if name == "exact":
         if features == "phase" or global_dtype == np.float32:
             pytest.skip("one case: exact ridge computes in float64")
@@ -364,6 +367,10 @@ def test_ard_is_the_unit_map_on_divided_inputs_bit_for_bit(name, features, globa
     np.testing.assert_array_equal(a.transform(sp.csc_matrix(Xd)), ref)
     np.testing.assert_array_equal(a._project(Xd), b._project(_scaled(Xd)))
     assert a.transform(Xd).dtype == global_dtype
+    import randfeat._base as base
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(base, "ARD_BLOCK_ELEMENTS", 7 * 4)          # blocks of 7 rows
+        np.testing.assert_array_equal(a.transform(Xd), ref)
 
 
 def test_fastfood_frequencies_are_divided_by_sigma():
