@@ -176,10 +176,17 @@ default="laplacian"
         The 1-D profile :math:`\kappa` (see the module table).  A callable is a unit-scale pitch
         sampler ``pitch(size, rng) -> pitches`` (wrapped in :class:`CustomBinningKernel`).
         Non-convex kernels ("gaussian", "cauchy", "matern", ...) raise ValueError (Lemma 1).
-    sigma : float or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of a kernel given by name or callable (None: 1.0): pitches are ``sigma``
-        times the unit pitch law.  A kernel instance (e.g. ``randfeat.kernels.LaplacianKernel(2)``)
-        carries its own ``sigma``; ``sigma`` must then stay None (ValueError otherwise).
+        times the unit pitch law.  An array gives one length scale per feature (ARD,
+        :math:`\prod_m \kappa(|x_m - y_m|/\sigma_m)`): the pitches and shifts of coordinate m
+        are :math:`\sigma_m` times the unit ones (no cost).  ``"scale"``: the σ of
+        scikit-learn's ``gamma="scale"``, :math:`\sqrt{d\,\operatorname{Var}(X)/2}`;
+        ``"median"``: the median **L1** distance between rows of a seeded subsample of X (the
+        distance in these kernels' exponent: the median pair then has k = 1/e under the
+        Laplacian in any dimension; :func:`randfeat._base.data_sigma`).  A kernel instance
+        (e.g. ``randfeat.kernels.LaplacianKernel(2)``) carries its own ``sigma``; ``sigma`` must
+        then stay None (ValueError otherwise).
     kernel_params : dict, default=None
         Shape parameters of a named kernel: ``{"a": a}`` for "inverse_power" (default a = 1),
         ``{"q": q}`` for "stretched_exponential" (default q = 0.5).
@@ -199,6 +206,9 @@ default="laplacian"
     kernel_ : BinningKernel
         The resolved kernel (effective sigma); ``kernel_.gram(X, Y)`` / ``kernel_.k(delta)`` is the
         exact kernel being approximated.
+    sigma_ : float or ndarray of shape (n_features_in_,)
+        Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
+        instance's own); a read-only float64 array for ARD length scales.
     widths_ : ndarray of shape (n_grids, n_features_in_), float64
         Pitches :math:`\delta_{pm}` (``inf`` allowed: that dimension never separates points).
     shifts_ : ndarray of shape (n_grids, n_features_in_), float64
@@ -432,8 +442,10 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (float32/float64 kept, integers become float64; finite).
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time: the fit of the dense array, bit for bit.
         y : ignored
 
         Returns
@@ -469,7 +481,10 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time (at most 2**20 entries): the dense array's output, bit
+            for bit.  Zeros are coordinates like any other: every coordinate is binned.
 
         Returns
         -------
