@@ -53,10 +53,17 @@ def test_sorf_sparse_equals_dense(density, fmt, features, D, global_dtype):
     est2 = StructuredOrthogonalFeatures(D, features=features, sigma=1.7, random_state=0).fit(Xs)
     np.testing.assert_array_equal(est2.signs_, est.signs_)
     np.testing.assert_array_equal(est2.transform(Xs), Zd)
-    # data-driven sigma on the sparse matrix: the dense matrix's
+
+
+@pytest.mark.parametrize("density", DENSITIES)
+def test_sorf_data_sigma_of_sparse_input(density, global_dtype):
+    """sigma="scale"/"median" on the sparse matrix: the dense matrix's value (to rounding:
+    the sparse variance is E x^2 - (E x)^2, the dense one numpy's two-pass variance)."""
+    Xs = _sparse(60, 13, density, "csc", global_dtype)
+    X = _dense(Xs)
     for rule in ("scale", "median"):
-        a = StructuredOrthogonalFeatures(D, sigma=rule, random_state=0).fit(Xs)
-        b = StructuredOrthogonalFeatures(D, sigma=rule, random_state=0).fit(X)
+        a = StructuredOrthogonalFeatures(8, sigma=rule, random_state=0).fit(Xs)
+        b = StructuredOrthogonalFeatures(8, sigma=rule, random_state=0).fit(X)
         assert a.sigma_ == pytest.approx(b.sigma_, rel=1e-12)
 
 
