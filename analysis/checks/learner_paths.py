@@ -505,7 +505,8 @@ def audit(effect):
     (``randfeat.RandomFeatureRidge.fit`` wrapped); every coefficient of a direct solve scaled by
     ``1 + size`` (``RandomFeatureRidge.fit``, ``RandomFeatureRidgeClassifier.fit``,
     ``RidgeStatistics.solve`` / ``solve_path`` wrapped); or the data-driven sigma ``1 + size``
-    too large (``RandomFourierFeatures.fit`` wrapped: refitted with sigma_ (1 + size))."""
+    too large (``RandomFourierFeatures.fit`` wrapped: ``sigma_`` times ``1 + size`` and the
+    frequencies divided by it, the map that sigma would give)."""
     import randfeat
 
     e = float(effect["size"])
@@ -553,14 +554,10 @@ def audit(effect):
             real = randfeat.RandomFourierFeatures.fit
 
             def fit(self, X, y=None):
-                rule = self.sigma
                 out = real(self, X, y)
-                if isinstance(rule, str):
-                    self.sigma = float(self.sigma_) * (1 + e)
-                    try:
-                        out = real(self, X, y)
-                    finally:
-                        self.sigma = rule
+                if isinstance(self.sigma, str):  # the map of sigma_ (1 + e): w = g / sigma
+                    self.sigma_ = float(self.sigma_) * (1 + e)
+                    self.frequencies_ = np.asarray(self.frequencies_) / (1 + e)
                 return out
 
             stack.enter_context(mock.patch.object(randfeat.RandomFourierFeatures, "fit", fit))
