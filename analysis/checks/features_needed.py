@@ -235,7 +235,10 @@ def run(params, seed, progress=None):
                         d=int(Xtr.shape[1]), sigma=sigma, lam=lam, diam=diam, e_exact=e_exact,
                         var1=var1, sizes=rows, bw_grid=list(BW_GRID), fit_checks=fit_checks,
                         n_pairs=int(P)))
-    return dict(datasets=out, R=params["R"], eps=EPS, delta=DELTA, skipped=skipped)
+    out = dict(datasets=out, R=params["R"], eps=EPS, delta=DELTA)
+    if skipped:  # only when non-empty (paper_figures.features_story reads "skipped" as "none")
+        out["skipped"] = skipped
+    return out
 
 
 # ------------------------------------------------------------------ analysis

@@ -133,7 +133,8 @@ def numpy_kernel_ridge(X, y, Xt, lam):
 
 def _rf_fits(seed_state, X, y, Xt, ft, ns, sizes, check=None):
     """Excess risks (len(ns), len(sizes)) of RF ridge through randfeat.RidgeStatistics: for
-    each width m' = frequencies_used(m, n) the library map with m' frequencies and this seed,
+    each width m' = frequencies_used(m, n) (at most max(sizes)) the library map with m'
+    frequencies and this seed,
     its training features streamed in (nested n: partial_fit of the new rows), solved with
     penalty n * penalty(n).  ``check``: a list that receives, for each (n, m), the relative
     distance of the predictions to numpy's ridge at claim_lambda(n) on the same features."""
@@ -143,7 +144,8 @@ def _rf_fits(seed_state, X, y, Xt, ft, ns, sizes, check=None):
     out = np.empty((len(ns), len(sizes)))
     for i, n in enumerate(ns):
         for j, m0 in enumerate(sizes):
-            m = int(max(1, frequencies_used(m0, n)))
+            # a learner never uses more than the grid's widest map (memory: D^2 statistics)
+            m = int(min(max(sizes), max(1, frequencies_used(m0, n))))
             if m not in maps_:
                 maps_[m] = build_map(m, seed_state).fit(X[:2])
                 feats[m] = (np.asarray(maps_[m].transform(X), float),
