@@ -18,6 +18,7 @@ to::
     {"code": code_version,          # analysis.__main__.code_version() of the audited code
      "mode": "quick", "seeds": [0, ..., 49],
      "control": {"pass": k, "fail": k, "vacuous": k, "error": k, "n": n},
+     "complete": bool,              # False while the audit runs (rewritten after every seed)
      "effects": [{"effect": str, "unit": str, "where": str or None,
                   "size": float,          # the size stated at the first seed
                   "size_range": [min, max],  # over the seeds (each seed audits its own size)
@@ -199,6 +200,7 @@ def render_markdown(entries) -> str:
             rate = f["detected"] / f["n"] if f["n"] else float("nan")
             what = f["effect"] + (f" ({f['where']})" if f.get("where") else "")
             holds = "yes" if f["n"] and rate >= 0.9 else "**no**"
+            what += "" if e.get("complete", True) else " (audit incomplete)"
             lines.append(f"| {name} | {what} | {size} | {f['detected']}/{f['n']}"
                          + (f" ({f['errors']} errors)" if f.get("errors") else "")
                          + f" | {rate:.2f} | {_seed_text(e.get('seeds', []))} | {ctrl} | {holds} |")
@@ -229,6 +231,9 @@ def run_audit(names, seeds, out, mode="quick", jobs=1, use_cache=True, log=None)
     def done(name, rec):
         per[name].append(rec)
         k = sum(len(v) for v in per.values())
+        # rewritten as records arrive: an interrupted audit keeps what it measured
+        write(out, {n: dict(aggregate(per[n], cversion, mode, time.monotonic() - t0),
+                            complete=False) for n in names if per[n]})
         hits = "".join("x" if e["detected"] else "." for e in rec["effects"])
         log(f"[{k}/{len(tasks)}] audit {name} seed {rec['seed']}: control {rec['control']}, "
             f"injected [{hits}]")
@@ -252,7 +257,7 @@ def run_audit(names, seeds, out, mode="quick", jobs=1, use_cache=True, log=None)
     for (n, s), _ in failed_tasks:
         per[n].append(dict(seed=s, control="error", effects=[]))
     wall = time.monotonic() - t0
-    entries = {n: aggregate(per[n], cversion, mode, wall) for n in names}
+    entries = {n: dict(aggregate(per[n], cversion, mode, wall), complete=True) for n in names}
     write(out, entries)
     bad = False
     for n, e in entries.items():
