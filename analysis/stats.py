@@ -29,7 +29,19 @@ __all__ = [
     "loglog_slope",
     "loglog_crossing",
     "quantile_ci",
+    "POWER",
+    "z_power",
+    "mean_detectable",
+    "bisect_smallest",
+    "binomial_needed_count",
 ]
+
+#: The detection probability at which the checks compute their ``detectable`` effects
+#: (analysis.power).  0.98 rather than the contract's minimum 0.9: each effect is audited by
+#: re-running the check at 50 seeds and must be detected at >= 45 of them, which a true power of
+#: exactly 0.9 passes only with probability 0.62; at 0.98, P(Binomial(50, 0.98) >= 45) = 0.999.
+#: The margin also covers the normal and scaled chi-square approximations behind the numbers.
+POWER = 0.98
 
 
 def bonferroni(alpha: float, m: int) -> float:
@@ -272,3 +284,39 @@ def bootstrap_needed_size(grid, samples, eps, needed, *, q=0.95, n_boot=400, lev
         return float("nan"), float("nan")
     vals = vals[np.isfinite(vals)]
     return float(np.quantile(vals, level / 2)), float(np.quantile(vals, 1 - level / 2))
+
+
+def z_power(power=POWER) -> float:
+    """The standard normal quantile z_power (1.28 at 0.9, 2.05 at 0.98)."""
+    return float(_st.norm.ppf(power))
+
+
+def mean_detectable(se, zc, power=POWER):
+    """The smallest true shift of a mean, in the units of ``se``, that a z-test with threshold
+    ``zc`` (|z| > zc) detects with probability >= ``power``: (zc + z_power) se (the far tail
+    ignored, which only adds power)."""
+    return (zc + z_power(power)) * np.asarray(se, dtype=float)
+
+
+def bisect_smallest(detected, lo, hi, *, steps=40, log=False):
+    """Smallest x in (lo, hi] with ``detected(x)`` True, for a monotone ``detected``
+    (bisection, returning the upper end of the final bracket, so that ``detected`` holds there).
+    inf when ``detected(hi)`` is False."""
+    if not detected(hi):
+        return float("inf")
+    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
+    for _ in range(steps):
+        m = 0.5 * (a + b)
+        if detected(math.exp(m) if log else m):
+            b = m
+        else:
+            a = m
+    return float(math.exp(b) if log else b)
+
+
+def binomial_needed_count(n, p0, level):
+    """The smallest count c whose one-sided Clopper-Pearson lower limit at ``level`` exceeds
+    ``p0`` (the test "lower limit > p0" rejects iff the count is >= c); n + 1 when none does."""
+    ks = np.arange(n + 1)
+    ok = np.nonzero(clopper_pearson_lower(ks, n, level) > p0)[0]
+    return int(ok[0]) if ok.size else n + 1
