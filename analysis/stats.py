@@ -320,3 +320,31 @@ def binomial_needed_count(n, p0, level):
     ks = np.arange(n + 1)
     ok = np.nonzero(clopper_pearson_lower(ks, n, level) > p0)[0]
     return int(ok[0]) if ok.size else n + 1
+
+
+def binomial_power_p(n, p0, level, power=POWER):
+    """The smallest true probability p1 that the test "one-sided Clopper-Pearson lower limit of
+    the count out of n (at ``level``) > p0" rejects with probability >= ``power``; 1.0 when no
+    probability does (not even n out of n rejects, or P(all n) < power at p1 = 1)."""
+    from scipy.optimize import brentq
+
+    c = binomial_needed_count(n, p0, level)
+    if c > n or _st.binom.sf(c - 1, n, 1.0) < power:
+        return 1.0
+    return float(brentq(lambda p: _st.binom.sf(c - 1, n, p) - power, 1e-15, 1.0))
+
+
+def tail_tightening(values, eps, p0, level, power=POWER, conf=0.1):
+    """For a tail test "P(value >= eps) <= p0" (rejected when the Clopper-Pearson lower limit of
+    the exceedance count out of n = len(values) exceeds p0 at ``level``): the smallest factor f
+    such that the test at eps / f rejects with probability >= ``power`` -- eps / f at or below a
+    lower confidence limit (order statistic, level ``conf``) of the (1 - p1)-quantile of the
+    values, p1 = binomial_power_p(n, p0, level).  inf when no such f exists."""
+    x = np.asarray(values, dtype=float)
+    p1 = binomial_power_p(x.size, p0, level, power)
+    if p1 >= 1.0:
+        return float("inf")
+    q_lo = quantile_ci(x, 1 - p1, conf)[0]
+    if not (q_lo > 0 and np.isfinite(q_lo)):
+        return float("inf")
+    return float(max(eps / q_lo, 1.0))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 
 from analysis import bounds, maps, plots, report, stats, supsearch
 from analysis import montecarlo as mc
+from analysis import power as _power
 
 NAME = "claim1"
 TITLE = "RR Claim 1: sup over M of |z(x)'z(y) - k(x, y)| (paired RFF, Gaussian)"
@@ -224,7 +227,8 @@ def verdict(res):
     rmin = min(pool, key=lambda r: r["over"])
     rmax = max(pool, key=lambda r: r["over"])
     slack = np.array([t["slack"] for t in nv], float)
-    power = report.tail_power(tests, DELTA, level)
+    det = _detectable(res, tests)
+    power = _power.statement(det)
     summ = (f"Claim 1 over-predicts the D needed by {rmin['over']:.0f}x"
             f"{report.ci_txt(rmin['over_ci'])} to {rmax['over']:.0f}x"
             f"{report.ci_txt(rmax['over_ci'])} (95% bootstrap CIs; certified, interpolated "
@@ -245,7 +249,7 @@ def verdict(res):
                                [t["too_tight"] for t in nv])) if nv else None,
                            "per_comparison_level": level, "failed": fails},
                 tightness=float(1.0 / np.median(overs)), tightness_ci=report.tightness_ci(pool),
-                summary=summ, table=table, notes=notes, power=power)
+                summary=summ, table=table, notes=notes, detectable=det, power=power)
 
 
 def plot(res, v):
@@ -272,3 +276,36 @@ def plot(res, v):
                         title="D for P(sup >= eps) <= 0.05: bound (dashed) vs empirical")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
+
+
+def _detectable(res, tests):
+    """The smallest factor f by which the bound could be too tight in eps (a bound stating
+    P(sup >= eps_bound / f) <= delta) that this run rejects with probability >= stats.POWER
+    at one (setting, D): stats.tail_tightening of the certified lower ends, at the
+    Bonferroni level of ALL tests (conservative: a tighter bound makes more of them
+    non-vacuous)."""
+    level = stats.bonferroni(ALPHA, len(tests))
+    fs = []
+    for st in res["settings"]:
+        for s in st["sizes"]:
+            t = next(t for t in tests if t["d"] == st["d"] and t["a"] == st["a"]
+                     and t['D'] == s['D'])
+            fs.append(stats.tail_tightening(s["lower"], t["eps_bound"], DELTA, level))
+    f = min(fs) if fs else float("inf")
+    if not np.isfinite(f):
+        return []
+    return [_power.effect("bound too tight in eps (it states the tail at eps_bound / f) by a "
+                          "factor", f, "factor", where="best-resolved (setting, D)",
+                          probability=stats.POWER)]
+
+
+@contextlib.contextmanager
+def audit(effect):
+    """Inject ``effect``: the bound's eps divided by the factor (seam: ``bound_eps`` of this
+    module), a bound that many times too tight."""
+    if not effect["effect"].startswith("bound too tight"):
+        raise ValueError(f"{NAME}.audit: unknown effect {effect['effect']!r}")
+    f = float(effect["size"])
+    real = bound_eps
+    with mock.patch(f"{__name__}.bound_eps", lambda *a: real(*a) / f):
+        yield
