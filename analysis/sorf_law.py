@@ -152,23 +152,26 @@ def estimate_law(V, n_freq, sigma=1.0, features="paired", *, no_d2=False):
     return mean, var
 
 
-def brute_force(V, sigma=1.0, *, chunk=1 << 12):
-    """Mean and variance of the full-block paired estimate by direct enumeration of all 2^{3d}
-    sign patterns (D1, D2, D3) -- the reference that ``moments`` is tested against
-    (d = 4: 4 096 patterns; d = 8: 16 777 216, about 10 s per input)."""
+def brute_force(V, sigma=1.0, *, rows=None, no_d2=False, chunk=1 << 12):
+    """Mean and variance of the paired estimate of one block (its first ``rows`` rows, default
+    all d) by direct enumeration of all 2^{3d} sign patterns (D1, D2, D3) -- the reference
+    that ``moments`` is tested against (d = 4: 4 096 patterns; d = 8: 16 777 216, about 10 s
+    per input).  ``no_d2``: D2 = I (the map without its middle diagonal)."""
     V = pad(V)
     m, d = V.shape
     Hn = _sylvester(d).astype(float) / np.sqrt(d)
     S = signs(d)
     # y = (sqrt d / sigma) H D1 H D2 H D3 Delta, for all D3, D2 (stacked), then every D1
     u3 = np.einsum("ik,pk,mk->mpi", Hn, S, V)                            # (m, 2^d, d)
-    v = np.einsum("ik,mabk->mabi", Hn, S[None, :, None, :] * u3[:, None]).reshape(m, -1, d)
+    S2 = np.ones((1, d)) if no_d2 else S
+    v = np.einsum("ik,mabk->mabi", Hn, S2[None, :, None, :] * u3[:, None]).reshape(m, -1, d)
+    r = d if rows is None else int(rows)
     s1, s2, n = np.zeros(m), np.zeros(m), 0
     A = np.sqrt(d) / sigma * Hn
     for lo in range(0, S.shape[0], max(1, chunk // v.shape[1])):
         D1 = S[lo:lo + max(1, chunk // v.shape[1])]                      # (c, d)
         y = np.einsum("ik,ck,mpk->mcpi", A, D1, v)                       # (m, c, P, d)
-        kh = np.cos(y).mean(axis=3).reshape(m, -1)
+        kh = np.cos(y[..., :r]).mean(axis=3).reshape(m, -1)
         s1 += kh.sum(axis=1)
         s2 += (kh ** 2).sum(axis=1)
         n += kh.shape[1]

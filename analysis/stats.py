@@ -12,6 +12,7 @@ then use the threshold :func:`z_threshold`.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -314,12 +315,16 @@ def bisect_smallest(detected, lo, hi, *, steps=40, log=False):
     return float(math.exp(b) if log else b)
 
 
+@functools.lru_cache(maxsize=64)
+def _cp_lower_table(n, level):
+    return clopper_pearson_lower(np.arange(n + 1), n, level)
+
+
 def binomial_needed_count(n, p0, level):
     """The smallest count c whose one-sided Clopper-Pearson lower limit at ``level`` exceeds
     ``p0`` (the test "lower limit > p0" rejects iff the count is >= c); n + 1 when none does."""
-    ks = np.arange(n + 1)
-    ok = np.nonzero(clopper_pearson_lower(ks, n, level) > p0)[0]
-    return int(ok[0]) if ok.size else n + 1
+    lo = _cp_lower_table(int(n), float(level))          # non-decreasing in the count
+    return int(np.searchsorted(lo, p0, side="right"))
 
 
 def binomial_power_p(n, p0, level, power=POWER):
