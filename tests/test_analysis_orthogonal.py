@@ -136,7 +136,8 @@ def test_orf_unbiasedness_vacuous_without_power(monkeypatch):
 
 # ---------------------------------------------------------------- sorf
 
-SORF_GRID = dict(ds=[16, 64], zs=[0.1, 0.25, 0.5, 1.0], R=1500)
+SORF_GRID = dict(law_ds=[4], law_zs=[0.5, 1.0, 2.0], adv_zs=[1.0], law_R=4000, ds=[16, 64],
+                 zs=[0.1, 0.25, 0.5, 1.0], R=1500)
 
 
 def test_sorf_check_passes(global_random_seed):
@@ -147,27 +148,30 @@ def test_sorf_check_passes(global_random_seed):
 
 
 def test_sorf_check_rejects_missing_normalisation(global_random_seed, monkeypatch):
-    """Rows of length d/sigma instead of sqrt(d)/sigma (one Hadamard left unnormalised): at
-    d = 64, z = 0.1 the bias is 0.27 against the bound 0.075, so Thm 3 is contradicted."""
+    """Rows of length d/sigma instead of sqrt(d)/sigma (one Hadamard left unnormalised): the
+    exact law's mean fails (by hundreds of standard errors)."""
     mod = load("sorf")
     real = mod.make_map
-    monkeypatch.setattr(mod, "make_map", lambda d, sigma=1.0: real(d, sigma / d ** 0.5))
+    monkeypatch.setattr(mod, "make_map", lambda d, sigma=1.0, features="paired": real(
+        d, sigma / d ** 0.5, features))
     v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
-    assert any(f.startswith("bias d=64") for f in v["statistic"]["failed"])
+    assert any(f.startswith("mean d=4") for f in v["statistic"]["failed"])
 
 
 def test_sorf_check_rejects_map_without_variance_reduction(global_random_seed, monkeypatch):
-    """iid RFF in place of SORF: unbiased (Thm 3 holds) but variance ratio 1, not < 1."""
+    """iid RFF in place of SORF: unbiased (Thm 3 holds) but variance ratio 1, not < 1 (and
+    not the exact SORF law either)."""
     mod = load("sorf")
 
-    def iid(d, sigma=1.0):
-        return lambda n, rs: randfeat.RandomFourierFeatures(n, sigma=sigma, random_state=rs,
-                                                            n_threads=1)
+    def iid(d, sigma=1.0, features="paired"):
+        return lambda n, rs: randfeat.RandomFourierFeatures(n, sigma=sigma, features=features,
+                                                            random_state=rs, n_threads=1)
     monkeypatch.setattr(mod, "make_map", iid)
     v = mod.verdict(mod.run(SORF_GRID, global_random_seed))
     assert v["verdict"] == "fail", v["summary"]
-    assert all(f.startswith("variance") for f in v["statistic"]["failed"])
+    assert any(f.startswith("variance reduction") for f in v["statistic"]["failed"])
+    assert any(f.startswith("variance d=4") for f in v["statistic"]["failed"])
 
 
 # ---------------------------------------------------------------- qmc_gram
