@@ -34,7 +34,9 @@ DESIGN = ("Laplacian kernel exp(-||x - y||_1/sigma), sigma = 1 (alpha = 1/sigma,
           "TEST of the bound at its own eps, eps_b(P) = the eps where the bound equals delta = "
           "0.05: contradicted if the one-sided Clopper-Pearson lower limit of P(sup > eps_b) "
           "(counting LOWER ends) exceeds delta, Bonferroni over the non-vacuous sizes (eps_b < "
-          "1). Reported beside it: P_emp = P where the 95% quantile of the sup reaches eps "
+          "1). Power (computed, audited): the factor f by which the bound could be too tight in "
+          "eps that the tail tests reject with probability >= 0.98 (stats.tail_tightening). "
+          "Reported beside it: P_emp = P where the 95% quantile of the sup reaches eps "
           "(log-log interpolation); P_bound = the P beyond the bound's peak where it equals "
           "delta (bisection); over-prediction = P_bound / P_emp with a bootstrap interval.")
 COST = 5  # relative run time, used to schedule --jobs
