@@ -121,6 +121,7 @@ def verdict(res):
     ratios = []
     n_nonvac = 0
     ratios_lo, ratios_hi = [], []
+    worst_ratio = (0.0, "")
     for b in res["blocks"]:
         adv = b.get("adv", {})
         for r, where in ([(r, "random") for r in b["rows"]]
@@ -141,6 +142,11 @@ def verdict(res):
             ratio = np.asarray(r["quantile"]) / np.asarray(r["threshold"])
             if b["theorem"]:
                 ratios.extend(ratio.tolist())
+                j = int(np.argmax(ratio))
+                if ratio[j] > worst_ratio[0]:
+                    nm = (f"||v||={radii[j]:g}" if where == "random"
+                          else f"{adv['inputs'][j]} ||v||={radii[j]:g}")
+                    worst_ratio = (float(ratio[j]), f"d={b['d']} delta={r['delta']:g} {nm}")
                 if "quantile_ci" in r:
                     qci = np.asarray(r["quantile_ci"], float)
                     ratios_lo.extend((qci[:, 0] / np.asarray(r["threshold"])).tolist())
@@ -163,6 +169,7 @@ def verdict(res):
                 statistic={"median_quantile_over_threshold": med,
                            "median_quantile_over_threshold_ci95": med_ci,
                            "max_quantile_over_threshold": max(ratios) if ratios else None,
+                           "max_quantile_over_threshold_at": worst_ratio[1],
                            "per_comparison_level": level, "n_comparisons": m,
                            "non_vacuous_comparisons": n_nonvac, "failed": fails},
                 tightness=med,
@@ -170,8 +177,8 @@ def verdict(res):
                 summary=(f"no exceedance rate above 2 delta ({n_nonvac} non-vacuous comparisons of "
                          f"{m}: elsewhere t(delta) >= 1 + k, the largest possible error); "
                          f"empirical (1-2delta)-quantile / threshold: median {med:.3f} "
-                         f"[{med_ci[0]:.3f}, {med_ci[1]:.3f}], max "
-                         f"{max(ratios):.3f} (threshold {1 / med:.0f}x too large at the "
+                         f"[{med_ci[0]:.3f}, {med_ci[1]:.3f}], worst {worst_ratio[0]:.3f} "
+                         f"({worst_ratio[1]}; threshold {1 / med:.0f}x too large at the "
                          "median)" if not fails else
                          f"violations: {fails}"),
                 table=table,

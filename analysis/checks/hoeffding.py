@@ -113,6 +113,7 @@ def verdict(res):
     fails, lines, notes = [], [], []
     n_nonvac = 0
     worst = 0.0  # max of CP lower / bound over non-vacuous comparisons
+    worst_at = ""
     ratios, cis = {}, {}
     for mp in res["maps"]:
         for s in mp["sizes"]:
@@ -123,7 +124,10 @@ def verdict(res):
             nv = bnd < 1
             n_nonvac += int(nv.sum())
             if nv.any():
-                worst = max(worst, float(np.max(lo[nv] / bnd[nv])))
+                j = int(np.argmax(np.where(nv, lo / bnd, -1.0)))
+                if lo[j] / bnd[j] > worst:
+                    worst = float(lo[j] / bnd[j])
+                    worst_at = f"{mp['label']} D={s['size']} eps={s['eps'][j]:.3f}"
             bad = nv & (lo > bnd)
             if bad.any():
                 fails.append(f"{mp['label']} size {s['size']}")
@@ -160,7 +164,7 @@ def verdict(res):
                 f"{', '.join(fails)}")
     elif n_nonvac:
         head = (f"no empirical tail above its bound ({n_nonvac} non-vacuous comparisons; largest "
-                f"CP lower limit / bound {worst:.2f})")
+                f"CP lower limit / bound {worst:.2f} at {worst_at})")
     else:
         head = "every bound >= 1 on the grid: nothing to contradict (vacuous)"
     summary = (head + "; eps_emp/eps_Hoeffding at delta=0.05, max over sizes [95% CI]: " +
