@@ -114,15 +114,16 @@ DET_VAR, DET_TOL = 1e-12, 1e-9
 
 
 def _length_effect(V, d, needs, mean0):
-    """The smallest relative error of the frequency lengths (W -> (1 + e) W, i.e. Delta -> (1 +
-    e) Delta in the law) whose exact mean moves by >= ``needs`` (one array per map, the shift a
-    z-test detects with probability stats.POWER; inf at deterministic inputs, which are left
-    out) at some input of this block size: bisection on the exact law, rows longer or shorter."""
+    """The smallest relative error of the frequency lengths, rows too long (W -> (1 + e) W,
+    i.e. Delta -> (1 + e) Delta in the law; the direction the audit injects), whose exact mean
+    moves by >= ``needs`` (one array per map, the shift a z-test detects with probability
+    stats.POWER; inf at deterministic inputs, which are left out) at some input of this block
+    size: bisection on the exact law."""
     need = np.min(np.asarray(needs), axis=0)
 
     def seen(e):
-        return any(np.any(np.abs(sorf_law.moments(V * (1 + s * e), 1.0, mean_only=True)[0]
-                                 - mean0) >= need) for s in (1.0, -1.0))
+        return bool(np.any(np.abs(sorf_law.moments(V * (1 + e), 1.0, mean_only=True)[0]
+                                  - mean0) >= need))
     return stats.bisect_smallest(seen, 0.0, 0.5, steps=12)
 
 
@@ -194,7 +195,7 @@ def _detectable(res, level, zc):
     if law:
         best = min(law, key=lambda r: r["length_effect"])
         if np.isfinite(best["length_effect"]):
-            det.append(_power.effect("SORF frequency-length error (rows too long or too short)",
+            det.append(_power.effect("SORF frequency-length error (rows too long)",
                                      best["length_effect"], "relative",
                                      where=f"seen by the exact mean at d = {best['d']}, "
                                            f"{best['features']} map, R = {res['law_R']} blocks",
