@@ -209,15 +209,17 @@ def test_qmc_gram_rejects_wrong_inverse_cdf_scale(global_random_seed, monkeypatc
 
 @pytest.mark.parametrize("kernel", [dict(kernel="gaussian"), dict(kernel="laplacian"),
                                     dict(kernel="cauchy"), dict(kernel="matern", nu=0.5),
-                                    dict(kernel="matern", nu=1.5), dict(kernel="matern", nu=2.5)])
+                                    dict(kernel="matern", nu=1.5), dict(kernel="matern", nu=2.5),
+                                    dict(kernel="ballsum", t=1, dim=3)])
 def test_qmc_law_statistics_reproduce_the_kernels(kernel):
     """The laws qmc_gram tests the QMC frequencies against are the kernels' spectral laws:
     frequencies drawn from them by scipy (a radius from the radial law times a uniform
     direction; for the product kernels and the Gaussian, independent coordinates from the
     folded law with random signs) reproduce analysis.truth's kernel, E cos(w' Delta) =
     k(Delta), within 6 standard errors (4e5 draws, seeded; false alarm ~2e-9 per comparison).
-    Matern's coordinates are t_{2 nu} marginally but share their chi-square (multivariate t):
-    their folded law is checked on the radial draws by a Kolmogorov-Smirnov test instead."""
+    Matern's coordinates are t_{2 nu} marginally but share their chi-square (multivariate t),
+    the ball's are dependent too: their folded law is checked on the radial draws by a
+    Kolmogorov-Smirnov test instead."""
     from analysis import maps
 
     mod = load("qmc_gram")
@@ -235,7 +237,7 @@ def test_qmc_law_statistics_reproduce_the_kernels(kernel):
             u = rng.standard_normal((n, d))
             W = u / np.linalg.norm(u, axis=1, keepdims=True) * np.sqrt(T)[:, None]
             radial_W = W
-        elif kernel["kernel"] == "matern":
+        elif kernel["kernel"] in ("matern", "ballsum"):
             assert st.kstest(np.abs(radial_W[:20000, 0]), law.cdf).pvalue > 1e-6
             continue
         else:

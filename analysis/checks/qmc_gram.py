@@ -23,7 +23,8 @@ CLAIM = ("Replacing iid frequencies by low-discrepancy points mapped through the
          "makes every point uniform on the cube, so each frequency has exactly the kernel's "
          "spectral law (Gaussian: N(0, I/sigma^2); Laplacian: Cauchy(0, 1/sigma) coordinates; "
          "Cauchy kernel: Laplace(0, 1/sigma) coordinates; Matern nu: multivariate Student t "
-         "with 2 nu degrees of freedom, ||w||^2 sigma^2 / d ~ F(d, 2 nu)) and the estimate is "
+         "with 2 nu degrees of freedom, ||w||^2 sigma^2 / d ~ F(d, 2 nu); ball-sum t = 1: "
+         "uniform in the ball of radius 1/sigma) and the estimate is "
          "unbiased.")
 SOURCE = ("Yang, Sindhwani, Avron & Mahoney, ICML 2014; Avron et al., JMLR 17 (2016); Yu et al. "
           "2016 Fig. 4 (LITERATURE §B.8)")
@@ -41,10 +42,13 @@ DESIGN = ("Gaussian kernel, sigma = sqrt(d), n fixed points X ~ N(0, I_d) (one d
           "standard errors). Detects: QMC points not reaching the map (iid in disguise), a wrong "
           "inverse CDF or bandwidth (an error floor: the slope flattens and the error exceeds "
           "iid's at large D). LAW PART, for every kernel QMC samples (Gaussian, Laplacian, "
-          "Cauchy, Matern nu = 1/2, 3/2, 5/2) and both sequences: R_law independently seeded "
-          "fits of n_law frequencies in d_law dimensions. (a) The frequencies' law: for the "
-          "radial statistic ||w||^2 sigma^2 (Gaussian: chi^2_d; Matern: d F(d, 2 nu)) and the "
-          "folded coordinates |w_j| sigma (normal, Student t_{2 nu}, Cauchy, Laplace), the "
+          "Cauchy, Matern nu = 1/2, 3/2, 5/2, ball-sum t = 1) and both sequences: R_law "
+          "independently seeded fits of n_law frequencies in d_law dimensions. (a) The "
+          "frequencies' law: for the "
+          "radial statistic ||w||^2 sigma^2 (Gaussian: chi^2_d; Matern: d F(d, 2 nu); ball: "
+          "Beta(d/2, 1)) and the "
+          "folded coordinates |w_j| sigma (normal, Student t_{2 nu}, Cauchy, Laplace, ball "
+          "coordinate), the "
           "probability integral transform u = F(T) under the exact law (scipy.stats, written "
           "from the kernels' closed forms, not from randfeat) is uniform for every point; per "
           "fit the means of the Legendre polynomials P_1..P_3 of 2u - 1 are smooth, and their "
@@ -59,7 +63,7 @@ SAMPLINGS = ("iid", "qmc_halton", "qmc_sobol")
 
 LAW_KERNELS = [dict(kernel="gaussian"), dict(kernel="laplacian"), dict(kernel="cauchy"),
                dict(kernel="matern", nu=0.5), dict(kernel="matern", nu=1.5),
-               dict(kernel="matern", nu=2.5)]
+               dict(kernel="matern", nu=2.5), dict(kernel="ballsum", t=1)]
 LAW_METHODS = ("qmc_sobol", "qmc_halton")
 N_LEGENDRE = 3
 
@@ -84,7 +88,7 @@ def make_map(sampling, sigma, kernel=None):
     kern, sig = "gaussian", sigma
     if kernel is not None and kernel["kernel"] != "gaussian":
         kern = kernel["kernel"]
-        if "nu" in kernel:
+        if any(p in kernel for p in ("nu", "t", "dim")):
             kern, sig = maps.library_kernel(dict(kernel, sigma=sigma)), None
 
     def make(n_components, random_state):
@@ -100,7 +104,9 @@ def law_statistics(kernel, d):
     frozen scipy law of the statistic, scale exponent a)}: the statistic of W sigma / c is the
     statistic of W sigma divided by c^a.  Written from the kernels' closed forms (THEORY §1):
     Gaussian N(0, I); Laplacian (L1) product of Cauchy(0, 1); Cauchy kernel product of
-    Laplace(0, 1); Matern nu multivariate t with 2 nu degrees of freedom."""
+    Laplace(0, 1); Matern nu multivariate t with 2 nu degrees of freedom; ball-sum with t = 1
+    (and the ball's dimension D = d) uniform in the unit ball: ||w||^2 ~ Beta(D/2, 1), each
+    coordinate's square Beta(1/2, (D + 1)/2)."""
     name = kernel["kernel"]
 
     def radial(W):
@@ -122,7 +128,24 @@ def law_statistics(kernel, d):
         return {f"radial ||w||^2 sigma^2 ~ d F(d, {nu2:g})": (radial, _st.f(d, nu2, scale=d),
                                                              2.0),
                 f"coordinates |w_j| sigma ~ |t_{nu2:g}|": (folded, _FoldedT(nu2), 1.0)}
+    if name == "ballsum" and kernel.get("t", 1) == 1 and kernel.get("dim", d) == d:
+        return {"radial ||w||^2 sigma^2 ~ Beta(d/2, 1)": (radial, _st.beta(d / 2.0, 1.0), 2.0),
+                "coordinates |w_j| sigma, w_j^2 ~ Beta(1/2, (d+1)/2)": (
+                    folded, _FoldedBallCoordinate(d), 1.0)}
     raise ValueError(f"no spectral law for {name!r}")
+
+
+class _FoldedBallCoordinate:
+    """|x_1| for x uniform in the unit ball of R^D: x_1^2 ~ Beta(1/2, (D + 1)/2)."""
+
+    def __init__(self, D):
+        self.b = _st.beta(0.5, (D + 1) / 2.0)
+
+    def cdf(self, x):
+        return self.b.cdf(np.minimum(np.asarray(x, float) ** 2, 1.0))
+
+    def ppf(self, q):
+        return np.sqrt(self.b.ppf(np.asarray(q, float)))
 
 
 class _FoldedT:
@@ -159,7 +182,8 @@ def _scale_shift(law, a, c):
 
 
 def _kernel_label(kernel):
-    return kernel["kernel"] + (f" nu={kernel['nu']:g}" if "nu" in kernel else "")
+    return (kernel["kernel"] + (f" nu={kernel['nu']:g}" if "nu" in kernel else "")
+            + (f" t={kernel['t']}" if "t" in kernel else ""))
 
 
 def _errors(Z, K, Ds):
@@ -208,6 +232,8 @@ def _run_law(params, seed, progress):
     X = np.vstack([x0[None, :], x0[None, :] + deltas])
     out = []
     for kernel in params["law_kernels"]:
+        if kernel["kernel"] == "ballsum":          # the ball lives in the input dimension
+            kernel = dict(kernel, dim=d)
         spec = dict(family="rff", features="paired", sigma=1.0, **kernel)
         k = maps.true_k(spec, deltas)
         laws = law_statistics(kernel, d)
