@@ -353,3 +353,12 @@ def tail_tightening(values, eps, p0, level, power=POWER, conf=0.1):
     if not (q_lo > 0 and np.isfinite(q_lo)):
         return float("inf")
     return float(max(eps / q_lo, 1.0))
+
+
+def se_upper(se, n, conf=0.05):
+    """A one-sided (1 - conf) upper confidence limit of a standard error estimated from the
+    sample standard deviation of n replicates (normal theory: s^2 (n - 1) / sigma^2 ~
+    chi2_{n-1}): se * sqrt((n - 1) / chi2_ppf(conf, n - 1)).  Power statements use it so that
+    choosing the best-resolved point among many estimated ones does not overstate the power."""
+    n = np.asarray(n, dtype=float)
+    return np.asarray(se, dtype=float) * np.sqrt((n - 1) / _st.chi2.ppf(conf, n - 1))

@@ -150,7 +150,8 @@ def _detectable(res, zcrit):
         def seen(e, rows=rows, variant=variant):
             return any(np.any(np.abs(_target(variant, r["z"], r["d"], 1 + e)
                                      - _target(variant, r["z"], r["d"]))
-                              >= stats.mean_detectable(r["se"], zcrit)) for r in rows)
+                              >= stats.mean_detectable(stats.se_upper(r["se"], res["R"]),
+                                                       zcrit)) for r in rows)
         e = stats.bisect_smallest(seen, 0.0, 0.5, steps=30)
         if np.isfinite(e):
             det.append(_power.effect(f"bandwidth error (sigma too large) of {variant}", e,

@@ -426,7 +426,7 @@ def _detectable(law, tc):
         lab = f"{r['label']} {r['method']}"
         laws = law_statistics(r["kernel"], law["d_law"])
         for L in r["laws"]:
-            need = zz * L["se"][0]
+            need = zz * float(stats.se_upper(L["se"][0], R))
             _stat, dist, a = laws[L["name"]]
             e = stats.bisect_smallest(lambda e, dist=dist, a=a, need=need: abs(
                 _scale_shift(dist, a, 1.0 + e)) >= need, 0.0, 0.5, steps=16)
@@ -438,7 +438,7 @@ def _detectable(law, tc):
         u = geo.standard_normal(law["d_law"])
         deltas = np.asarray(r["radii"])[:, None] * (u / np.linalg.norm(u))[None, :]
         k = maps.true_k(spec, deltas)
-        need = zz * np.asarray(r["kse"])
+        need = zz * stats.se_upper(r["kse"], R)
         e = stats.bisect_smallest(lambda e, spec=spec, deltas=deltas, k=k, need=need: bool(
             np.any(np.abs(maps.true_k(dict(spec, sigma=1.0 + e), deltas) - k) >= need)),
             0.0, 0.5, steps=30)

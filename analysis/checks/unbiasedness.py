@@ -240,7 +240,10 @@ def _bandwidth_by_map(res, zc):
     need, spec_of = {}, {}
     for r in res["maps"]:
         base = r["label"].replace(" pooled", "")
-        n = stats.mean_detectable(r["se"], zc)
+        se = np.asarray(r["se"])
+        if not r["exact_var"]:   # estimated: its upper 95 % limit (selection among points)
+            se = stats.se_upper(se, r.get("n_rep", res["R"]))
+        n = stats.mean_detectable(se, zc)
         need[base] = n if base not in need else np.minimum(need[base], n)
         spec_of[base] = r["spec"]
     out = {}
