@@ -1,5 +1,5 @@
-"""Check — SORF against its exact law (mean and variance by enumeration of the sign diagonals),
-with Yu et al.'s Theorem 3 and the variance reduction over iid RFF as context."""
+"""Check — SORF against its exact law (mean and variance by enumeration of the sign diagonals)
+and its variance reduction over iid RFF (Fig. 3); Yu et al.'s Theorem 3 as context."""
 
 from __future__ import annotations
 
