@@ -126,6 +126,23 @@ def test_identical_replicates_are_an_error(monkeypatch):
         unbiasedness.run(params, 0)
 
 
+@pytest.mark.parametrize("check", ["fastfood_variance", "variance"])
+def test_checks_that_catch_errors_fail_on_identical_replicates(monkeypatch, check):
+    """fastfood_variance and variance run parts inside try/except (a part that cannot run is
+    reported, not fatal); an identical-replicates run (every fit seeded alike) is then recorded
+    in result["errors"] and the verdict is "fail", never "pass" (ANALYSIS_CONTRACT item 3)."""
+    import importlib
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    params = dict(mod.PARAMS["smoke"])
+    if check == "variance":
+        params.update(maps=[])
+    monkeypatch.setattr(mc, "random_state_of", lambda ss: np.random.SeedSequence(ss.entropy))
+    res = mod.run(params, 0)
+    assert res["errors"] and "identical" in " ".join(res["errors"])
+    assert mod.verdict(res)["verdict"] == "fail"
+
+
 # ---------------------------------------------------------------- scaling and formula mutants
 
 

@@ -145,9 +145,11 @@ def run(params, seed, progress=None):
         from randfeat.kernels import get_kernel
 
         lap = float(get_kernel("laplacian", 1.0).sigma_p2(3))
-    except Exception as exc:
+    except Exception as exc:  # recorded (the verdict fails on it)
         lap = repr(exc)
-    return dict(R=params["R"], eps=params["eps"], delta=DELTA, settings=out, laplacian_sigma_p2=lap)
+    errors = [] if isinstance(lap, float) else [f"Laplacian sigma_p^2: {lap}"]
+    return dict(R=params["R"], eps=params["eps"], delta=DELTA, settings=out,
+                laplacian_sigma_p2=lap, errors=errors)
 
 
 def _d_needed(Ds, q, eps, fit):

@@ -118,7 +118,7 @@ def _adversarial_binning(d, radius):
 def run(params, seed, progress=None):
     x0, deltas = _design(params)
     X, Y = x0[None, :], x0[None, :] + deltas
-    out = []
+    out, errors = [], []
     for spec0 in params["maps"]:
         spec = dict(spec0, sigma=params["sigma"])
         lab = maps.label(spec)
@@ -134,8 +134,9 @@ def run(params, seed, progress=None):
             try:
                 lk = maps.library_kernel(dict(spec, dim=maps.padded_dim(params["d"])))
                 lib_diff = float(np.max(np.abs(np.asarray(lk.k(deltas)) - k)))
-            except Exception as exc:  # report, do not hide
+            except Exception as exc:  # report, do not hide (the verdict fails on it)
                 lib_diff = f"error: {exc!r}"
+                errors.append(f"{lab}: library kernel: {exc!r}")
         row = dict(spec=spec, label=lab, k=k.tolist(), mean=mean.tolist(), se=se.tolist(),
                    z=z.tolist(), exact_var=ev is not None, lib_kernel_maxdiff=lib_diff)
         if spec["family"] == "fastfood" and params.get("adv_radius"):
@@ -174,7 +175,8 @@ def run(params, seed, progress=None):
                             n_rep=int(kh.shape[0]), k=k.tolist(), mean=mean.tolist(),
                             se=se.tolist(), z=z.tolist(), exact_var=ev is not None,
                             lib_kernel_maxdiff=None))
-    return dict(radii=list(params["radii"]), R=params["R"], size=params["size"], d=params["d"],
+    return dict(errors=errors, radii=list(params["radii"]), R=params["R"], size=params["size"],
+                d=params["d"],
                 sigma=params["sigma"], maps=out)
 
 
