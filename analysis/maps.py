@@ -77,8 +77,9 @@ def build(spec, size, random_state, n_threads=1):
         kparams = {k: spec[k] for k in ("a", "q") if k in spec} or None
         # analysis.truth's names ("rational", "stretched") are aliases in randfeat's one registry
         return randfeat.RandomBinningFeatures(int(size), kernel=spec["kernel"],
-                                              kernel_params=kparams,
-                                              sigma=sigma, random_state=random_state,
+                                              kernel_params=kparams, sigma=sigma,
+                                              hash_size=spec.get("hash_size"),
+                                              random_state=random_state,
                                               n_threads=n_threads)
     raise ValueError(f"unknown family {fam!r}")
 

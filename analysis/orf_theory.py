@@ -49,9 +49,10 @@ import numpy as np
 from scipy import special
 
 __all__ = ["chi_cf", "orf_cov", "rff_var_term", "orf_var_ratio", "eq3_ratio", "sphere_cf",
-           "orf_unit_mean", "sorf_bias_bound"]
+           "orf_unit_mean", "sorf_bias_bound", "radial_cf", "row_var", "orf_unit_var",
+           "orf_unit_cov", "estimate_var"]
 
-_NQ = 160
+_NQ = 64
 
 
 def chi_cf(t, d, n=_NQ):
@@ -62,8 +63,21 @@ def chi_cf(t, d, n=_NQ):
     return (np.cos(np.multiply.outer(t, np.sqrt(2 * x))) @ w).reshape(t.shape)
 
 
-def orf_cov(z, d, n=_NQ):
-    """Covariance C_d(z) of the cos-terms of two rows of one ORF block (sigma = 1)."""
+def radial_cf(t, d, radial="chi"):
+    r"""E cos(t R) for the row length R of an orthogonal block: ``"chi"`` (ORF, R ~ chi_d) or
+    ``"unit"`` (ORF', R = sqrt(d))."""
+    if radial == "chi":
+        return chi_cf(t, d)
+    if radial == "unit":
+        return np.cos(np.sqrt(d) * np.asarray(t, dtype=float))
+    raise ValueError(f"radial must be 'chi' or 'unit', got {radial!r}")
+
+
+def orf_cov(z, d, n=_NQ, radial="chi"):
+    """Covariance C_d(z) of the cos-terms of two rows of one ORF block (sigma = 1); with
+    ``radial="unit"`` the same for ORF' (rows of length sqrt(d)): the law of (a, b) is the
+    same, only phi_d becomes t -> cos(sqrt(d) t) and the product of the means
+    psi_d(sqrt(d) z)^2 replaces e^{-z^2}."""
     th, wt = special.roots_legendre(n)
     th = np.pi * (th + 1.0)
     wt = wt / 2.0
@@ -74,11 +88,48 @@ def orf_cov(z, d, n=_NQ):
         rho, wr = np.sqrt((x + 1.0) / 2.0), w / w.sum()
     a = np.outer(rho, np.cos(th)).ravel()
     b = np.outer(rho, np.sin(th)).ravel()
+    # phi is even and |a|, |b| take each value several times on the symmetric theta nodes:
+    # evaluate it once per distinct |value|
+    ab = np.abs(np.concatenate([a, b]))
+    u, inv = np.unique(np.round(ab, 13), return_inverse=True)
     out = []
     for zz in np.atleast_1d(np.asarray(z, dtype=float)):
-        E = (chi_cf(zz * a, d) * chi_cf(zz * b, d)).reshape(len(rho), len(th))
-        out.append(wr @ E @ wt - np.exp(-zz * zz))
+        key = (float(zz), int(d), int(n), radial)
+        if key not in _COV_CACHE:
+            phi = radial_cf(zz * u, d, radial)[inv]
+            E = (phi[:a.size] * phi[a.size:]).reshape(len(rho), len(th))
+            m2 = np.exp(-zz * zz) if radial == "chi" else float(orf_unit_mean(zz, d)) ** 2
+            _COV_CACHE[key] = float(wr @ E @ wt - m2)
+        out.append(_COV_CACHE[key])
     return np.asarray(out).reshape(np.shape(z))
+
+
+_COV_CACHE = {}
+
+
+def orf_unit_cov(z, d, n=_NQ):
+    """C'_d(z): covariance of the cos-terms of two rows of one ORF' block (sigma = 1)."""
+    return orf_cov(z, d, n, radial="unit")
+
+
+def row_var(z, d, radial="chi"):
+    """Variance of one row's term cos(w' Delta): V_1 for ORF (rows N(0, I)); for ORF'
+    (1 + psi_d(2 sqrt(d) z)) / 2 - psi_d(sqrt(d) z)^2."""
+    if radial == "chi":
+        return rff_var_term(z)
+    z = np.asarray(z, dtype=float)
+    return 0.5 * (1.0 + orf_unit_mean(2.0 * z, d)) - orf_unit_mean(z, d) ** 2
+
+
+def orf_unit_var(z, d, D):
+    """Exact variance of the ORF' estimate with D frequencies in blocks of d."""
+    return estimate_var(z, d, D, "unit")
+
+
+def estimate_var(z, d, D, radial="chi"):
+    """Exact variance of the D-frequency estimate of ORF (``"chi"``) or ORF' (``"unit"``):
+    (D row_var + sum_k b_k (b_k - 1) C) / D^2, blocks of sizes b_k."""
+    return (row_var(z, d, radial) + orf_cov(z, d, radial=radial) * _pairs_per_term(d, D)) / D
 
 
 def rff_var_term(z):

@@ -14,7 +14,17 @@ import numpy as np
 from analysis import maps
 from analysis import montecarlo as mc
 
-__all__ = ["off_axis_direction", "block_estimates", "BiasedColumnsMap"]
+__all__ = ["off_axis_direction", "block_estimates", "BiasedColumnsMap", "haar"]
+
+
+def haar(d, rng, n_blocks):
+    """``n_blocks`` independent Haar-distributed orthogonal d x d matrices: the QR factors of
+    standard Gaussian matrices with the signs of diag(R) moved into Q (Mezzadri 2007; without
+    the correction LAPACK's sign convention makes Q non-Haar).  Plain numpy, independent of
+    randfeat's own sampler."""
+    G = rng.standard_normal((n_blocks, d, d))
+    Q, R = np.linalg.qr(G)
+    return Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
 
 
 def off_axis_direction(d, rng):
@@ -24,31 +34,40 @@ def off_axis_direction(d, rng):
     return v / np.linalg.norm(v)
 
 
-def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, progress=None):
+def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, progress=None,
+                    features="paired", x0=None):
     """Per-replicate estimates, shape (n_rep, len(deltas)).
 
-    ``make(n_components, random_state)`` returns an unfitted paired feature map whose
-    frequencies come in independent blocks of ``d`` (D must be a multiple of d: groups of
-    fewer than d frequencies would share blocks and not be independent); each fitted map holds
-    many replicates (``chunk_freq`` frequencies), each map is seeded from its own child
-    SeedSequence of (seed, names)."""
+    ``make(n_components, random_state)`` returns an unfitted feature map whose frequencies
+    come in independent blocks of ``d`` (D must be a multiple of d: groups of fewer than d
+    frequencies would share blocks and not be independent); each fitted map holds many
+    replicates (``chunk_freq`` frequencies), each map is seeded from its own child
+    SeedSequence of (seed, names).  ``features``: "paired" (``make`` gets 2 r D components,
+    the estimate at (x0, x0 + Delta) is the mean of cos(w_j' Delta)) or "phase" (r D
+    components, the mean of 2 cos(w_j' x0 + b_j) cos(w_j' (x0 + Delta) + b_j)); ``x0``
+    defaults to 0."""
     if D % d:
         raise ValueError(f"block_estimates: D = {D} is not a multiple of the block size d = {d}")
     per = max(1, chunk_freq // D)
     n_chunks = -(-n_rep // per)
     seeds = mc.seed_sequences(seed, *names, n=n_chunks)
-    X = np.vstack([np.zeros((1, deltas.shape[1])), deltas])
+    x0 = np.zeros(deltas.shape[1]) if x0 is None else np.asarray(x0, dtype=float)
+    X = np.vstack([x0[None, :], x0[None, :] + deltas])
+    mult = 2 if features == "paired" else 1
     out, left = [], n_rep
+    mc.check_distinct(seeds)
     for ss in seeds:
         r = min(per, left)
         left -= r
-        est = make(2 * r * D, mc.random_state_of(ss))
+        est = make(mult * r * D, mc.random_state_of(ss))
         Z = np.asarray(est.fit(X).transform(X), dtype=float)
-        t = maps.row_terms(Z[:1], Z[1:], "paired")               # (n_delta, r D)
+        t = maps.row_terms(Z[:1], Z[1:], features)               # (n_delta, r D)
         out.append(t.reshape(len(deltas), r, D).mean(axis=2).T)
         if progress is not None:
             progress.tick(r)
-    return np.vstack(out)
+    res = np.vstack(out)
+    mc.check_not_degenerate(res, "block estimates")
+    return res
 
 
 class BiasedColumnsMap:
@@ -64,13 +83,11 @@ class BiasedColumnsMap:
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        from randfeat._sampling import haar_orthogonal
-
         d = X.shape[1]
         n = self.n_components // 2
         rng = np.random.default_rng(self.random_state)
         nb = -(-n // d)
-        Q = haar_orthogonal(d, rng, nb)                           # (nb, d, d)
+        Q = haar(d, rng, nb)                                      # (nb, d, d)
         s = np.sqrt(rng.chisquare(d, size=(nb, d)))
         self.W_ = ((s[:, :, None] * Q).transpose(0, 2, 1).reshape(nb * d, d)[:n]
                    / self.sigma)

@@ -12,6 +12,7 @@ then use the threshold :func:`z_threshold`.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,7 +30,19 @@ __all__ = [
     "loglog_slope",
     "loglog_crossing",
     "quantile_ci",
+    "POWER",
+    "z_power",
+    "mean_detectable",
+    "bisect_smallest",
+    "binomial_needed_count",
 ]
+
+#: The detection probability at which the checks compute their ``detectable`` effects
+#: (analysis.power).  0.98 rather than the contract's minimum 0.9: each effect is audited by
+#: re-running the check at 50 seeds and must be detected at >= 45 of them, which a true power of
+#: exactly 0.9 passes only with probability 0.62; at 0.98, P(Binomial(50, 0.98) >= 45) = 0.999.
+#: The margin also covers the normal and scaled chi-square approximations behind the numbers.
+POWER = 0.98
 
 
 def bonferroni(alpha: float, m: int) -> float:
@@ -272,3 +285,80 @@ def bootstrap_needed_size(grid, samples, eps, needed, *, q=0.95, n_boot=400, lev
         return float("nan"), float("nan")
     vals = vals[np.isfinite(vals)]
     return float(np.quantile(vals, level / 2)), float(np.quantile(vals, 1 - level / 2))
+
+
+def z_power(power=POWER) -> float:
+    """The standard normal quantile z_power (1.28 at 0.9, 2.05 at 0.98)."""
+    return float(_st.norm.ppf(power))
+
+
+def mean_detectable(se, zc, power=POWER):
+    """The smallest true shift of a mean, in the units of ``se``, that a z-test with threshold
+    ``zc`` (|z| > zc) detects with probability >= ``power``: (zc + z_power) se (the far tail
+    ignored, which only adds power)."""
+    return (zc + z_power(power)) * np.asarray(se, dtype=float)
+
+
+def bisect_smallest(detected, lo, hi, *, steps=40, log=False):
+    """Smallest x in (lo, hi] with ``detected(x)`` True, for a monotone ``detected``
+    (bisection, returning the upper end of the final bracket, so that ``detected`` holds there).
+    inf when ``detected(hi)`` is False."""
+    if not detected(hi):
+        return float("inf")
+    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
+    for _ in range(steps):
+        m = 0.5 * (a + b)
+        if detected(math.exp(m) if log else m):
+            b = m
+        else:
+            a = m
+    return float(math.exp(b) if log else b)
+
+
+@functools.lru_cache(maxsize=64)
+def _cp_lower_table(n, level):
+    return clopper_pearson_lower(np.arange(n + 1), n, level)
+
+
+def binomial_needed_count(n, p0, level):
+    """The smallest count c whose one-sided Clopper-Pearson lower limit at ``level`` exceeds
+    ``p0`` (the test "lower limit > p0" rejects iff the count is >= c); n + 1 when none does."""
+    lo = _cp_lower_table(int(n), float(level))          # non-decreasing in the count
+    return int(np.searchsorted(lo, p0, side="right"))
+
+
+def binomial_power_p(n, p0, level, power=POWER):
+    """The smallest true probability p1 that the test "one-sided Clopper-Pearson lower limit of
+    the count out of n (at ``level``) > p0" rejects with probability >= ``power``; 1.0 when no
+    probability does (not even n out of n rejects, or P(all n) < power at p1 = 1)."""
+    from scipy.optimize import brentq
+
+    c = binomial_needed_count(n, p0, level)
+    if c > n or _st.binom.sf(c - 1, n, 1.0) < power:
+        return 1.0
+    return float(brentq(lambda p: _st.binom.sf(c - 1, n, p) - power, 1e-15, 1.0))
+
+
+def tail_tightening(values, eps, p0, level, power=POWER, conf=0.1):
+    """For a tail test "P(value >= eps) <= p0" (rejected when the Clopper-Pearson lower limit of
+    the exceedance count out of n = len(values) exceeds p0 at ``level``): the smallest factor f
+    such that the test at eps / f rejects with probability >= ``power`` -- eps / f at or below a
+    lower confidence limit (order statistic, level ``conf``) of the (1 - p1)-quantile of the
+    values, p1 = binomial_power_p(n, p0, level).  inf when no such f exists."""
+    x = np.asarray(values, dtype=float)
+    p1 = binomial_power_p(x.size, p0, level, power)
+    if p1 >= 1.0:
+        return float("inf")
+    q_lo = quantile_ci(x, 1 - p1, conf)[0]
+    if not (q_lo > 0 and np.isfinite(q_lo)):
+        return float("inf")
+    return float(max(eps / q_lo, 1.0))
+
+
+def se_upper(se, n, conf=0.05):
+    """A one-sided (1 - conf) upper confidence limit of a standard error estimated from the
+    sample standard deviation of n replicates (normal theory: s^2 (n - 1) / sigma^2 ~
+    chi2_{n-1}): se * sqrt((n - 1) / chi2_ppf(conf, n - 1)).  Power statements use it so that
+    choosing the best-resolved point among many estimated ones does not overstate the power."""
+    n = np.asarray(n, dtype=float)
+    return np.asarray(se, dtype=float) * np.sqrt((n - 1) / _st.chi2.ppf(conf, n - 1))

@@ -126,6 +126,23 @@ def test_identical_replicates_are_an_error(monkeypatch):
         unbiasedness.run(params, 0)
 
 
+@pytest.mark.parametrize("check", ["fastfood_variance", "variance"])
+def test_checks_that_catch_errors_fail_on_identical_replicates(monkeypatch, check):
+    """fastfood_variance and variance run parts inside try/except (a part that cannot run is
+    reported, not fatal); an identical-replicates run (every fit seeded alike) is then recorded
+    in result["errors"] and the verdict is "fail", never "pass" (ANALYSIS_CONTRACT item 3)."""
+    import importlib
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    params = dict(mod.PARAMS["smoke"])
+    if check == "variance":
+        params.update(maps=[])
+    monkeypatch.setattr(mc, "random_state_of", lambda ss: np.random.SeedSequence(ss.entropy))
+    res = mod.run(params, 0)
+    assert res["errors"] and "identical" in " ".join(res["errors"])
+    assert mod.verdict(res)["verdict"] == "fail"
+
+
 # ---------------------------------------------------------------- scaling and formula mutants
 
 
@@ -335,38 +352,218 @@ def test_sorf_fails_on_iid_rows(monkeypatch, global_random_seed):
     assert any(f.startswith("variance") for f in v["statistic"]["failed"])
 
 
-def test_sorf_cannot_flag_a_missing_sign_diagonal(monkeypatch):
-    """A documented hole of the statistical check: SORF with D_1 = I (one of its three sign
-    diagonals dropped; seam: the fitted ``signs_``) still passes ``sorf`` -- its bias test is
-    against Thm 3's 6z/sqrt(d), ~100x the measured bias, and the variance is still reduced --
-    although its mean moves by more than 5 standard errors at d = 16, z = 1.  Deterministic
-    seed: documents magnitudes.  The unit test that does catch it is
-    tests/test_sorf.py::test_sign_diagonals_are_rademacher (asserted here too)."""
-    from test_sorf import _rademacher_p
-
+def _sorf_mutant(monkeypatch, mutant):
+    """Seam: StructuredOrthogonalFeatures.fit wrapped; the fitted ``sigma_`` (rows of length
+    sqrt(d)/sigma_) or sign diagonals ``signs_`` (n_blocks, 3, d) changed after the real fit."""
     import randfeat
-    from analysis.checks import sorf
 
-    params = dict(ds=[16], zs=[0.5, 1.0], R=4000)
-    ctrl = sorf.run(params, 0)
     real_fit = randfeat.StructuredOrthogonalFeatures.fit
 
     def fit(self, X, y=None):
         real_fit(self, X, y)
-        s = self.signs_.copy()
-        s[:, 0, :] = 1
-        self.signs_ = s
+        if mutant == "frequencies 5% too long":
+            self.sigma_ = self.sigma_ / 1.05
+        else:
+            i = {"without D1": 0, "without D2": 1, "without D3": 2}[mutant]
+            s = self.signs_.copy()
+            s[:, i, :] = 1
+            self.signs_ = s
         return self
 
     monkeypatch.setattr(randfeat.StructuredOrthogonalFeatures, "fit", fit)
-    mut = sorf.run(params, 0)
-    assert sorf.verdict(ctrl)["verdict"] == sorf.verdict(mut)["verdict"] == "pass"
-    X = np.zeros((1, 16))
-    est = randfeat.StructuredOrthogonalFeatures(4096, random_state=0).fit(X)
-    assert min(_rademacher_p(est.signs_)) < 1e-6
-    b0, b1 = ctrl["rows"][0], mut["rows"][0]
-    se = np.hypot(b0["se"][1], b1["se"][1])
-    assert abs(b1["bias"][1] - b0["bias"][1]) > 5 * se
+
+
+_CONTROL = {}
+
+
+def _control(check, params, seed):
+    """The control run of ``check`` (correct library) at ``seed``, computed once per session."""
+    import importlib
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    key = (check, repr(params), seed)
+    if key not in _CONTROL:
+        _CONTROL[key] = mod.verdict(mod.run(params, seed))
+    return _CONTROL[key]
+
+
+@pytest.mark.parametrize("mutant", ["frequencies 5% too long", "without D2", "without D1",
+                                    "without D3"])
+def test_sorf_fails_on_mutant(monkeypatch, global_random_seed, mutant):
+    """SORF with frequencies 5 % too long or a sign diagonal dropped: the exact law (mean and
+    variance by enumeration, analysis.sorf_law) fails it in quick mode -- Thm 3's bound, which
+    is >= 50x the bias, could not (it passed both before this check had the law).  Measured at
+    seed 0: mean |z| > 30 for 5 %, > 40 without D2, against the threshold 5.3; the power
+    statement resolves a length error of ~0.01 %."""
+    from analysis.checks import sorf
+
+    params = sorf.PARAMS["quick"]
+    assert _control("sorf", params, global_random_seed)["verdict"] == "pass"
+    _sorf_mutant(monkeypatch, mutant)
+    v = sorf.verdict(sorf.run(params, global_random_seed))
+    assert v["verdict"] == "fail", (mutant, v["summary"])
+    assert any(f.startswith(("mean ", "variance d=", "deterministic")) for f in
+               v["statistic"]["failed"]), v["statistic"]["failed"]
+
+
+def test_sorf_sign_diagonals_are_rademacher_too():
+    """The unit test that also catches a dropped diagonal (kept: the two are independent)."""
+    from test_sorf import _rademacher_p
+
+    import randfeat
+
+    est = randfeat.StructuredOrthogonalFeatures(4096, random_state=0).fit(np.zeros((1, 16)))
+    s = est.signs_.copy()
+    s[:, 1, :] = 1
+    assert min(_rademacher_p(s)) < 1e-6
+    assert min(_rademacher_p(est.signs_)) > 1e-6
+
+
+# ---------------------------------------------------------------- exact laws added with issue 27
+
+
+def _matern_wrong_dof(monkeypatch, how):
+    """QMC Matern radii with the wrong degrees of freedom: the chi-square quantile that
+    randfeat's QMC sampler calls (its module's ``stats.chi2.ppf``; seam:
+    randfeat._sampling.stats replaced by a namespace) uses df + 1 or df / 2 (nu instead of
+    2 nu) instead of 2 nu."""
+    import types
+
+    from scipy import stats as st
+
+    import randfeat._sampling as S
+
+    f = (lambda df: df + 1) if how == "2 nu + 1" else (lambda df: df / 2)
+
+    class Chi2:
+        @staticmethod
+        def ppf(q, df):
+            return st.chi2.ppf(q, f(df))
+
+    monkeypatch.setattr(S, "stats", types.SimpleNamespace(chi2=Chi2))
+
+
+@pytest.mark.parametrize("how", ["2 nu + 1", "nu"])
+def test_qmc_gram_fails_on_wrong_matern_degrees_of_freedom(monkeypatch, global_random_seed,
+                                                          how):
+    """qmc_gram's law part (PIT moments of the radii against d F(d, 2 nu) and the mean of the
+    estimate) fails QMC Matern maps whose radii have 2 nu + 1 or nu degrees of freedom; before
+    this part the check covered the Gaussian only and passed them."""
+    from analysis.checks import qmc_gram as qg
+
+    params = qg.PARAMS["quick"]
+    assert _control("qmc_gram", params, global_random_seed)["verdict"] == "pass"
+    _matern_wrong_dof(monkeypatch, how)
+    v = qg.verdict(qg.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert v["statistic"]["failed"] and all("matern" in f for f in v["statistic"]["failed"])
+
+
+def test_unbiasedness_fails_on_fastfood_phase_without_sqrt2(monkeypatch, global_random_seed):
+    """The Fastfood phase map missing the sqrt(2) of sqrt(2/n) cos(Vx + b) (seam:
+    Fastfood.transform wrapped, output / sqrt 2 for features="phase"): its estimate is halved,
+    which the quick design of unbiasedness (the Fastfood phase map is in quick mode now) fails.
+    The quick parameters restricted to that map (control: the same design passes)."""
+    import randfeat
+
+    params = dict(unbiasedness.PARAMS["quick"],
+                  maps=[dict(family="fastfood", kernel="gaussian", features="phase")])
+    assert _control("unbiasedness", params, global_random_seed)["verdict"] == "pass"
+    real = randfeat.Fastfood.transform
+
+    def transform(self, X):
+        Z = real(self, X)
+        return Z / np.sqrt(2.0) if self.features == "phase" else Z
+
+    monkeypatch.setattr(randfeat.Fastfood, "transform", transform)
+    v = unbiasedness.verdict(unbiasedness.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert v["statistic"]["worst_map"] == "fastfood gaussian phase"
+
+
+def test_orf_variance_fails_on_orf_unit_without_orthogonality(monkeypatch, global_random_seed):
+    """ORF' whose rows have the right length sqrt(d)/sigma and uniform directions but are NOT
+    orthogonal within a block (seam: RandomFourierFeatures.fit wrapped, frequencies_ replaced
+    for sampling="orthogonal_unit"): the mean is unchanged (orf_unbiasedness cannot see it),
+    the covariance term of the exact ORF' variance is gone, which orf_variance's ORF' rows
+    fail in quick mode."""
+    import randfeat
+    from analysis.checks import orf_unbiasedness as ou
+    from analysis.checks import orf_variance as ov
+
+    params = ov.PARAMS["quick"]
+    assert _control("orf_variance", params, global_random_seed)["verdict"] == "pass"
+    real = randfeat.RandomFourierFeatures.fit
+
+    def fit(self, X, y=None):
+        real(self, X, y)
+        if self.sampling == "orthogonal_unit":
+            W = np.asarray(self.frequencies_)
+            g = np.random.default_rng(self.random_state).standard_normal(W.shape)
+            g *= (np.sqrt(W.shape[1]) / self.sigma_) / np.linalg.norm(g, axis=1,
+                                                                         keepdims=True)
+            self.frequencies_ = g.astype(W.dtype)
+        return self
+
+    monkeypatch.setattr(randfeat.RandomFourierFeatures, "fit", fit)
+    v = ov.verdict(ov.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert all(f.startswith("ORF'") for f in v["statistic"]["failed"])
+    assert ou.verdict(ou.run(dict(ds=[3, 8], zs=[1.0, 2.0], R=1000), global_random_seed))[
+        "verdict"] == "pass"
+
+
+def test_binning_law_fails_on_grids_sharing_pitches(monkeypatch, global_random_seed):
+    """Grids in pairs sharing one pitch vector (each grid still has pitch ~ p and a uniform
+    shift, so every collision probability -- the mean -- is right; seam:
+    RandomBinningFeatures._sample_grids): the collision counts are over-dispersed, which the
+    Binomial law test of binning_law fails in quick mode; unbiasedness passes it."""
+    import randfeat
+    from analysis.checks import binning_law as bl
+
+    params = bl.PARAMS["quick"]
+    assert _control("binning_law", params, global_random_seed)["verdict"] == "pass"
+    real = randfeat.RandomBinningFeatures._sample_grids
+
+    def sample_grids(self, d):
+        kern, widths, shifts, inv, salt, rng = real(self, d)
+        w, s = widths.copy(), shifts.copy()
+        m = (w.shape[0] // 2) * 2
+        s[1:m:2] = shifts[1:m:2] / widths[1:m:2] * widths[0:m:2]
+        w[1:m:2] = widths[0:m:2]
+        return kern, w, s, 1.0 / w, salt, rng
+
+    monkeypatch.setattr(randfeat.RandomBinningFeatures, "_sample_grids", sample_grids)
+    v = bl.verdict(bl.run(params, global_random_seed))
+    assert v["verdict"] == "fail", v["summary"]
+    assert any("Binomial law" in f for f in v["statistic"]["failed"])
+    u = dict(unbiasedness.PARAMS["quick"], maps=[dict(family="binning", kernel="laplacian")],
+             R=100)
+    assert unbiasedness.verdict(unbiasedness.run(u, global_random_seed))["verdict"] == "pass"
+
+
+MAP_CHECKS = ["unbiasedness", "variance", "hoeffding", "claim1", "claim2", "fastfood_variance",
+              "fastfood_concentration", "orf_variance", "orf_unbiasedness", "sorf", "qmc_gram",
+              "binning_law"]
+
+
+@pytest.mark.parametrize("check", MAP_CHECKS)
+def test_power_is_computed_from_detectable(monkeypatch, check):
+    """Every map check returns ``detectable`` (valid effects) and ``power`` =
+    analysis.power.statement(detectable), computed, never written by hand: replacing the
+    statement function by a fixed string changes the check's ``power`` with it (a validator
+    that recomputes the statement then refuses any fixed string)."""
+    import importlib
+
+    from analysis import power
+
+    mod = importlib.import_module(f"analysis.checks.{check}")
+    res = mod.run(mod.PARAMS["smoke"], 1)
+    v = mod.verdict(res)
+    assert not power.check_detectable(v["detectable"])
+    assert v["power"] == power.statement(v["detectable"])
+    monkeypatch.setattr(power, "statement", lambda det: "FIXED STRING")
+    assert mod.verdict(res)["power"] == "FIXED STRING"
 
 
 @pytest.mark.parametrize("mutant", ["iid points", "no scrambling"])

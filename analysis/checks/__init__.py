@@ -89,10 +89,7 @@ MODES = ("smoke", "quick", "full")
 #: ``power`` is free text and no ``audit`` is required).  Every other rule of version 3 applies to
 #: them.  A listed check that defines ``audit`` or returns ``detectable`` is validated in full.
 #: The one place of this tolerance: empty it once the ports are merged.
-_LEGACY_WITHOUT_DETECTABLE = frozenset({
-    "unbiasedness", "variance", "hoeffding", "claim1", "claim2", "fastfood_variance",
-    "fastfood_concentration", "orf_variance", "orf_unbiasedness", "sorf", "qmc_gram",
-})
+_LEGACY_WITHOUT_DETECTABLE = frozenset()
 #: the report order (``analysis.CHECKS``); any module not listed there follows, alphabetically
 _ORDER = list(_LISTED)
 

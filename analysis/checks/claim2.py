@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 
 from analysis import bounds, maps, plots, report, stats
 from analysis import montecarlo as mc
+from analysis import power as _power
 
 NAME = "claim2"
 TITLE = "RR Claim 2: sup over M of |z(x)'z(y) - k(x, y)| (random binning, Laplacian)"
@@ -31,7 +34,9 @@ DESIGN = ("Laplacian kernel exp(-||x - y||_1/sigma), sigma = 1 (alpha = 1/sigma,
           "TEST of the bound at its own eps, eps_b(P) = the eps where the bound equals delta = "
           "0.05: contradicted if the one-sided Clopper-Pearson lower limit of P(sup > eps_b) "
           "(counting LOWER ends) exceeds delta, Bonferroni over the non-vacuous sizes (eps_b < "
-          "1). Reported beside it: P_emp = P where the 95% quantile of the sup reaches eps "
+          "1). Power (computed, audited): the factor f by which the bound could be too tight in "
+          "eps that the tail tests reject with probability >= 0.98 (stats.tail_tightening). "
+          "Reported beside it: P_emp = P where the 95% quantile of the sup reaches eps "
           "(log-log interpolation); P_bound = the P beyond the bound's peak where it equals "
           "delta (bisection); over-prediction = P_bound / P_emp with a bootstrap interval.")
 COST = 5  # relative run time, used to schedule --jobs
@@ -263,7 +268,8 @@ def verdict(res):
                            "per_comparison_level": level, "failed": fails},
                 tightness=float(1.0 / np.median(overs)), tightness_ci=report.tightness_ci(fin),
                 summary=summ, table=table, notes=notes,
-                power=report.tail_power(tests, DELTA, level))
+                detectable=_detectable(res, tests),
+                power=_power.statement(_detectable(res, tests)))
 
 
 def plot(res, v):
@@ -289,3 +295,36 @@ def plot(res, v):
                         title="P for P(sup > eps) <= 0.05: bound (dashed) vs empirical")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
+
+
+def _detectable(res, tests):
+    """The smallest factor f by which the bound could be too tight in eps (a bound stating
+    P(sup > eps_bound / f) <= delta) that this run rejects with probability >= stats.POWER
+    at one (setting, P): stats.tail_tightening of the certified lower ends, at the
+    Bonferroni level of ALL tests (conservative: a tighter bound makes more of them
+    non-vacuous)."""
+    level = stats.bonferroni(ALPHA, len(tests))
+    fs = []
+    for st in res["settings"]:
+        for s in st["sizes"]:
+            t = next(t for t in tests if t["d"] == st["d"] and t["a"] == st["a"]
+                     and t['P'] == s['P'])
+            fs.append(stats.tail_tightening(s["lower"], t["eps_bound"], DELTA, level))
+    f = min(fs) if fs else float("inf")
+    if not np.isfinite(f):
+        return []
+    return [_power.effect("bound too tight in eps (it states the tail at eps_bound / f) by a "
+                          "factor", f, "factor", where="best-resolved (setting, P)",
+                          probability=stats.POWER)]
+
+
+@contextlib.contextmanager
+def audit(effect):
+    """Inject ``effect``: the bound's eps divided by the factor (seam: ``bound_eps`` of this
+    module), a bound that many times too tight."""
+    if not effect["effect"].startswith("bound too tight"):
+        raise ValueError(f"{NAME}.audit: unknown effect {effect['effect']!r}")
+    f = float(effect["size"])
+    real = bound_eps
+    with mock.patch(f"{__name__}.bound_eps", lambda *a: real(*a) / f):
+        yield
