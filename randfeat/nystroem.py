@@ -365,7 +365,8 @@ class Nystroem(RandomFeaturesBase):
             Kmm = X64[np.ix_(idx, idx)]
         else:
             comps = X[idx]
-            Kmm = np.asarray(self._matrix(pair, comps, comps, X.dtype, 1), dtype=np.float64)
+            # one symmetric call (a callable kernel is then evaluated on m (m + 1) / 2 pairs)
+            Kmm = np.asarray(np.asarray(pair(comps, None), dtype=X.dtype), dtype=np.float64)
         norm = _inverse_sqrt(Kmm, np.finfo(X.dtype).eps).astype(X.dtype)
         for a in (idx, norm) + ((comps,) if isinstance(comps, np.ndarray) else ()):
             a.flags.writeable = False
@@ -455,7 +456,12 @@ def _pair_function(kernel_, params):
             return lambda A, B: rbf_kernel(A, B, gamma=g)
         if kernel_.name == "laplacian":
             g = 1.0 / kernel_.sigma
-            return lambda A, B: laplacian_kernel(A, B, gamma=g)
+
+            def lap(A, B):
+                # scikit-learn's sparse L1 distances need 32-bit indices: densify the block
+                A, B = (a.toarray() if sp.issparse(a) else a for a in (A, B))
+                return laplacian_kernel(A, B, gamma=g)
+            return lap
 
         def pair(A, B):
             A = A.toarray() if sp.issparse(A) else A
