@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from randfeat._base import RandomFeaturesBase
 from randfeat._lib import _fourier, _sketch
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, check_n_threads
+from randfeat.sketch import _ReadOnlyFit
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
 
@@ -219,7 +220,7 @@ class AdditiveChi2Sampler(TransformerMixin, BaseEstimator):
         return tags
 
 
-class SkewedChi2Sampler(RandomFeaturesBase):
+class SkewedChi2Sampler(_ReadOnlyFit, RandomFeaturesBase):
     r"""Random Fourier features of the skewed chi2 kernel (Li, Ionescu & Sminchisescu 2010).
 
     The skewed chi2 kernel with skewedness :math:`c`,

@@ -26,6 +26,7 @@ from randfeat._base import RandomFeaturesBase, data_sigma
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 from randfeat.kernels._registry import _LOOKUP, _canonical
+from randfeat.sketch import _ReadOnlyFit
 
 __all__ = ["Nystroem", "successive_sampling"]
 
@@ -75,7 +76,7 @@ def successive_sampling(weights, m, rng):
     return pos.astype(np.int64)
 
 
-class Nystroem(RandomFeaturesBase):
+class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
     r"""Nyström features for any positive-definite kernel (Williams & Seeger 2001).
 
     From :math:`m` landmarks :math:`S` (``n_components`` rows of the training data), the map

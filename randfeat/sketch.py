@@ -43,6 +43,19 @@ def _frozen(a):
     return a
 
 
+class _ReadOnlyFit:
+    """Keeps every fitted array read-only after unpickling.  (``RandomFeaturesBase`` freezes
+    the arrays that own their data; NumPy 2 unpickles large read-only arrays as views of the
+    pickle's bytes, which it leaves writeable.)"""
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for k in self.__dict__.get("_fitted_keys", ()):
+            v = self.__dict__.get(k)
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+
+
 def _as_csr(X):
     X = X.tocsr()
     if not X.has_sorted_indices:
@@ -50,7 +63,7 @@ def _as_csr(X):
     return X
 
 
-class PolynomialCountSketch(RandomFeaturesBase):
+class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
     r"""Polynomial kernel features by TensorSketch (Pham & Pagh 2013).
 
     Approximates :math:`k(x, y) = (\gamma\langle x, y\rangle + c_0)^p` (``gamma``, ``coef0``,
@@ -357,7 +370,7 @@ class _Series:
         return np.minimum(np.searchsorted(cdf, u, side="right"), p.size - 1).astype(np.int64)
 
 
-class RandomMaclaurin(RandomFeaturesBase):
+class RandomMaclaurin(_ReadOnlyFit, RandomFeaturesBase):
     r"""Random Maclaurin features for dot-product kernels (Kar & Karnick 2012).
 
     For a kernel :math:`k(x, y) = f(\langle x, y\rangle)` with
