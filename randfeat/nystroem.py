@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from scipy.spatial.distance import cdist
 from sklearn.base import _fit_context
 from sklearn.metrics.pairwise import (
     KERNEL_PARAMS,
     PAIRWISE_KERNEL_FUNCTIONS,
-    laplacian_kernel,
     pairwise_kernels,
     rbf_kernel,
 )
@@ -447,6 +447,18 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         return tags
 
 
+def _sq_distances(A, B):
+    """Squared Euclidean distances of two dense blocks, in float64 (float32 input is upcast:
+    the kernel of nearby points needs the digits), clipped at 0."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    D = A @ B.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", A, A)[:, None]
+    D += np.einsum("ij,ij->i", B, B)[None, :]
+    return np.maximum(D, 0.0, out=D)
+
+
 def _pair_function(kernel_, params):
     """pair(A, B): the kernel matrix between two blocks of rows, for the fitted ``kernel_``
     (and, for scikit-learn's kernels and callables, the parameters of the fit)."""
@@ -454,14 +466,21 @@ def _pair_function(kernel_, params):
     if isinstance(kernel_, ShiftInvariantKernel):
         if kernel_.name == "gaussian":
             g = 0.5 / kernel_.sigma**2
-            return lambda A, B: rbf_kernel(A, B, gamma=g)
+
+            def gauss(A, B):
+                if sp.issparse(A) or sp.issparse(B):
+                    return rbf_kernel(A, B, gamma=g)
+                return np.exp(-g * _sq_distances(A, A if B is None else B))
+            return gauss
         if kernel_.name == "laplacian":
             g = 1.0 / kernel_.sigma
 
             def lap(A, B):
                 # scikit-learn's sparse L1 distances need 32-bit indices: densify the block
                 A, B = (a.toarray() if sp.issparse(a) else a for a in (A, B))
-                return laplacian_kernel(A, B, gamma=g)
+                B = A if B is None else B
+                return np.exp(-g * cdist(np.asarray(A, np.float64), np.asarray(B, np.float64),
+                                         "cityblock"))
             return lap
 
         def pair(A, B):

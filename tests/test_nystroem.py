@@ -71,14 +71,14 @@ def test_weights_do_not_change_the_map():
 
 
 def test_uniform_landmarks_are_a_uniform_subset(global_random_seed):
-    """n = 6, m = 2: the 15 subsets are equally likely (chi-square over R = 3000 fits, level
+    """n = 6, m = 2: the 15 subsets are equally likely (chi-square over R = 2000 fits, level
     1e-6), and the mean error ||K - ZZ'||_F^2 is the average over the 15 subsets
     (z-test, |z| < 5)."""
     X = _X(6, 2, seed=1)
     K = rbf_kernel(X, gamma=0.5)
     subsets = list(itertools.combinations(range(6), 2))
     errs = {s: np.sum((K - _formula(K, list(s))) ** 2) for s in subsets}
-    R = 3000
+    R = 2000
     seeds = np.random.SeedSequence([global_random_seed, 6]).spawn(R)
     counts = dict.fromkeys(subsets, 0)
     e = np.empty(R)
