@@ -7,7 +7,7 @@ r"""Feature maps of the chi-squared family of histogram kernels.
   :math:`\prod_k 2\sqrt{(x_k + c)(y_k + c)}/(x_k + y_k + 2c)` (Li, Ionescu & Sminchisescu
   2010), scikit-learn's estimator of the same name.
 
-Both laws are derived in ``docs/theory/chi2_maps.md``.
+Both laws are derived in ``docs/theory/chi2-maps.md``.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class AdditiveChi2Sampler(TransformerMixin, BaseEstimator):
             - 2L\sum_{j\ge n}\operatorname{sech}(\pi jL)\cos(jL\lambda)\Big]:
 
     aliasing of the periodised kernel plus truncation of the spectrum; both decay
-    exponentially (in :math:`1/L` and in :math:`nL`).  ``docs/theory/chi2_maps.md`` derives it.
+    exponentially (in :math:`1/L` and in :math:`nL`).  ``docs/theory/chi2-maps.md`` derives it.
 
     The output equals scikit-learn's ``AdditiveChi2Sampler`` to round-off (same layout: the
     square-root block, then the cosine and sine blocks of each step, each of ``n_features``

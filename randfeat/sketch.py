@@ -9,7 +9,7 @@ r"""Random feature maps of dot-product kernels :math:`k(x, y) = f(\langle x, y\r
   number of random projections.
 
 Both are unbiased; their exact variances are in the class docstrings and derived in
-``docs/theory/dot_product_sketches.md``.
+``docs/theory/dot-product-sketches.md``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
             + c\,(2t^2 + N - 2Q)^p\Big] - t^{2p},
 
     with :math:`c = 2` for even :math:`D`, 1 for odd :math:`D` (by Parseval, from the second
-    moments of one count sketch's spectrum; ``docs/theory/dot_product_sketches.md``).  For
+    moments of one count sketch's spectrum; ``docs/theory/dot-product-sketches.md``).  For
     :math:`p = 1` it is the count sketch's :math:`(t^2 + N - 2Q)/D`; for large :math:`D` it is
     :math:`\approx p\,[\ldots]/D`, of order :math:`((t^2 + N)^p - t^{2p})/D`.
 

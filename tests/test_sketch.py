@@ -1,7 +1,7 @@
 """PolynomialCountSketch (TensorSketch) and RandomMaclaurin: identities, exact laws, scikit-learn
 parity, conventions.
 
-Exact laws (docs/theory/dot_product_sketches.md) are checked two ways: by enumerating every hash
+Exact laws (docs/theory/dot-product-sketches.md) are checked two ways: by enumerating every hash
 table of tiny sketches (exact, no randomness) and by Monte Carlo over independently seeded fits
 (z-tests at |z| < 5, two-sided false alarm 5.7e-7 per comparison, seeds via global_random_seed).
 """
