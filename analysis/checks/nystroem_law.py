@@ -32,7 +32,8 @@ DESIGN = ("Uniform part: n = 8 points in 2-D, Gaussian kernel, m = 3 (56 subsets
           "its component_indices_ (max relative residual below a round-off tolerance set by the "
           "worst condition number); chi-square of the 56 subset counts against uniform; z-test "
           "of the mean trace error against the enumerated mean (enumerated variance). Leverage "
-          "part: n = 10 points (a far pair of points among 8), m = 3, ridge='auto': every fit's "
+          "part: n = 10 points (7 in a tight cluster, 3 isolated: scores ~0.14 and ~0.9), m = 3, "
+          "ridge = 0.1: every fit's "
           "formula residual, and per point a z-test of its landmark count against the sum over "
           "fits of its exact successive-sampling inclusion probability given that fit's "
           "leverage_scores_ (720 ordered draws enumerated). Bonferroni over the statistical "
@@ -48,10 +49,16 @@ PARAMS = {
 SIGMA = 1.0
 
 
-def data(n, geo, far=0):
-    X = geo.uniform(-1.2, 1.2, size=(n, 2))
-    if far:
-        X[-far:] = np.array([4.0, 4.0]) + 0.3 * geo.standard_normal((far, 2))
+def data(n, geo):
+    return geo.uniform(-1.2, 1.2, size=(n, 2))
+
+
+def leverage_data(n, geo, isolated=3):
+    """n - isolated points in a tight cluster (ridge leverage scores ~1/(n - isolated) each)
+    and ``isolated`` points far from it and from each other (scores ~1): a strongly non-uniform
+    law."""
+    X = 0.05 * geo.standard_normal((n, 2))
+    X[-isolated:] = 3.0 * np.array([[1.0, 0.0], [-0.5, 0.87], [-0.5, -0.87]])[:isolated]
     return X
 
 
@@ -65,12 +72,16 @@ def formula(K, S):
     return K[:, S] @ np.linalg.pinv(K[np.ix_(S, S)], hermitian=True) @ K[S, :]
 
 
+#: the ridge of the leverage part (in units of K; fixed, so that the law is that of one lambda)
+RIDGE = 0.1
+
+
 def make_map(sampling, m):
     import randfeat
 
     def make(rs):
         return randfeat.Nystroem(m, kernel="gaussian", sigma=SIGMA, sampling=sampling,
-                                 random_state=rs, n_threads=1)
+                                 ridge=RIDGE, random_state=rs, n_threads=1)
     return make
 
 
@@ -119,7 +130,7 @@ def run(params, seed, progress=None):
     e_vals = np.array([err[s] for s in subsets])
 
     # leverage part
-    Xl = data(params["lev_n"], geo, far=2)
+    Xl = leverage_data(params["lev_n"], geo)
     Kl = gram(Xl)
     orders = np.array(list(itertools.permutations(range(params["lev_n"]), m)))
     seeds_l = mc.seed_sequences(seed, NAME, "leverage", n=params["lev_R"])
@@ -138,6 +149,8 @@ def run(params, seed, progress=None):
 
     outl = mc.replicate(one_l, seeds_l, progress)
     hits, pis = outl[:, :nl], outl[:, nl:2 * nl]
+    cond = max(cond, max(float(np.linalg.cond(Kl[np.ix_(s, s)]))
+                         for s in itertools.combinations(range(nl), m)))
     tol = max(1e-13, 200 * np.finfo(float).eps * cond)
     return dict(R=params["R"], n=n, m=m, n_subsets=len(subsets), counts=counts.tolist(),
                 resid_max=float(max(out[:, 1].max(), outl[:, -1].max())),
@@ -231,8 +244,10 @@ def verdict(res):
                    f"error z = {z_err:.2f}; leverage draws match successive sampling (worst "
                    f"|z| = {abs(zl[wl]):.2f} at point {wl})")
     notes = [f"condition number of K_SS up to {res['cond']:.3g} (sets the tolerance)",
-             f"leverage part: {res['lev_R']} fits; far points {res['lev_hits'][-2:]} drawn, "
-             f"expected {[round(x, 1) for x in res['lev_expected'][-2:]]}"]
+             f"leverage part: {res['lev_R']} fits; the 3 isolated points drawn "
+             f"{res['lev_hits'][-3:]} times, expected "
+             f"{[round(x, 1) for x in res['lev_expected'][-3:]]} (uniform: "
+             f"{0.3 * res['lev_R']:.0f} each)"]
     return dict(verdict=v, statistic=stat_d, tightness=None, summary=summary, notes=notes,
                 detectable=detectable, power=power.statement(detectable))
 
@@ -286,7 +301,7 @@ def plot(res, v):
     bx.bar(xs - 0.2, res["lev_hits"], width=0.4, label="drawn", color=plots.COLORS[1])
     bx.bar(xs + 0.2, res["lev_expected"], width=0.4, label="expected (successive sampling)",
            color=plots.COLORS[2])
-    plots.finish(bx, "training point (8 near, 2 far)", "times a landmark (count)",
+    plots.finish(bx, "training point (7 clustered, 3 isolated)", "times a landmark (count)",
                  f"leverage landmarks, R = {res['lev_R']}")
     plots.verdict_title(fig, NAME, v["verdict"])
     return fig
