@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.fft
@@ -33,7 +34,7 @@ __all__ = ["PolynomialCountSketch", "RandomMaclaurin"]
 #: values of one block of the count sketches (rows x degree x n_components): the sketches of a
 #: block stay in cache between the count sketch, the FFTs and the product; the block depends on
 #: the shapes only, so the output does not depend on the number of threads
-_SKETCH_BLOCK_VALUES = 1 << 20
+_SKETCH_BLOCK_VALUES = 1 << 18
 #: values of one block of Random Maclaurin's projections (rows x vectors)
 _PROJECTION_BLOCK_VALUES = 1 << 22
 
@@ -257,22 +258,36 @@ class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
             X = _as_csr(X)
         out = np.empty((n, D), dtype=dt)
         rows = max(1, _SKETCH_BLOCK_VALUES // (p * D))
-        for s in range(0, n, rows):
-            e = min(n, s + rows)
+        spans = [(s, min(n, s + rows)) for s in range(0, n, rows)]
+
+        def block(s, e, kt):
+            """Rows s..e-1 with kt threads inside the kernels and FFTs."""
             cs = np.empty((e - s, p, D), dtype=dt)
             if sp.issparse(X):
                 Xb = X[s:e]
                 _sketch.count_sketch_csr(Xb.data, Xb.indices, Xb.indptr, d, index, sign, scale,
-                                         extra, cs, nt)
+                                         extra, cs, kt)
             else:
-                _sketch.count_sketch_dense(X[s:e], index, sign, scale, extra, cs, nt)
+                _sketch.count_sketch_dense(X[s:e], index, sign, scale, extra, cs, kt)
             if p == 1:
                 out[s:e] = cs[:, 0]
-                continue
-            F = scipy.fft.rfft(cs, axis=2, workers=nt, overwrite_x=True)
+                return
+            F = scipy.fft.rfft(cs, axis=2, workers=kt, overwrite_x=True)
             del cs
-            _sketch.spectrum_product(F.view(dt), nt)
-            out[s:e] = scipy.fft.irfft(F[:, 0], n=D, axis=1, workers=nt, overwrite_x=True)
+            _sketch.spectrum_product(F.view(dt), kt)
+            out[s:e] = scipy.fft.irfft(F[:, 0], n=D, axis=1, workers=kt, overwrite_x=True)
+
+        if nt > 1 and len(spans) >= 2 * nt:
+            # enough blocks: each thread takes whole blocks (count sketch, FFTs, product) with
+            # no barrier between the steps; the kernels and pocketfft release the GIL
+            with ThreadPoolExecutor(max_workers=nt) as ex:
+                for f in [ex.submit(block, s, e, 1) for s, e in spans]:
+                    f.result()
+        else:
+            # few rows: threads inside the kernels and FFTs, only when there is work for them
+            kt = nt if n * p * D >= _SKETCH_BLOCK_VALUES else 1
+            for s, e in spans:
+                block(s, e, kt)
         return out
 
 
