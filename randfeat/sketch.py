@@ -35,6 +35,9 @@ __all__ = ["PolynomialCountSketch", "RandomMaclaurin"]
 #: block stay in cache between the count sketch, the FFTs and the product; the block depends on
 #: the shapes only, so the output does not depend on the number of threads
 _SKETCH_BLOCK_VALUES = 1 << 18
+#: below this many values (rows x degree x n_components, ~10 ms of work) one thread does it all:
+#: starting threads costs more than it saves on a busy machine (measured on 2 shared cores)
+_THREADED_VALUES = 1 << 22
 #: values of one block of Random Maclaurin's projections (rows x vectors)
 _PROJECTION_BLOCK_VALUES = 1 << 22
 
@@ -117,8 +120,10 @@ class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the hash tables (randfeat's one rule).
     n_threads : int or None, default=None
-        Threads of the count sketches, the FFTs and the products (None: all CPUs; negative:
-        count back).  The output is bit-identical for every value.
+        Threads (None: all CPUs; negative: count back).  With enough rows each thread takes
+        whole blocks of rows through the count sketch, the FFTs and the product (no barrier
+        between the steps); otherwise the threads split the rows of one block.  The output is
+        bit-identical for every value (a row's result depends on that row only).
 
     Attributes
     ----------
@@ -277,17 +282,17 @@ class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
             _sketch.spectrum_product(F.view(dt), kt)
             out[s:e] = scipy.fft.irfft(F[:, 0], n=D, axis=1, workers=kt, overwrite_x=True)
 
-        if nt > 1 and len(spans) >= 2 * nt:
-            # enough blocks: each thread takes whole blocks (count sketch, FFTs, product) with
-            # no barrier between the steps; the kernels and pocketfft release the GIL
-            with ThreadPoolExecutor(max_workers=nt) as ex:
+        threaded = nt > 1 and n * p * D >= _THREADED_VALUES
+        if threaded and len(spans) >= 2:
+            # each thread takes whole blocks (count sketch, FFTs, product) with no barrier
+            # between the steps; the kernels and pocketfft release the GIL
+            with ThreadPoolExecutor(max_workers=min(nt, len(spans))) as ex:
                 for f in [ex.submit(block, s, e, 1) for s, e in spans]:
                     f.result()
         else:
-            # few rows: threads inside the kernels and FFTs, only when there is work for them
-            kt = nt if n * p * D >= _SKETCH_BLOCK_VALUES else 1
+            # one block: threads inside the kernels and FFTs, when there is work for them
             for s, e in spans:
-                block(s, e, kt)
+                block(s, e, nt if threaded else 1)
         return out
 
 

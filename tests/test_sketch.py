@@ -378,3 +378,20 @@ def test_maclaurin_overflow_is_an_error():
     X = np.full((2, 3), 1e30, dtype=np.float32)
     with pytest.raises(ValueError, match="overflowed"):
         RandomMaclaurin(8, degree=3, random_state=0).fit_transform(X)
+
+
+def test_threaded_blocks_bit_identical():
+    """Above the threading threshold (rows x degree x width >= 2^22) threads take whole blocks:
+    the same bits as one thread, dense and sparse, also with a block cut in the middle."""
+    from randfeat import sketch
+
+    X = _X(2100, 30) / 5
+    ps = PolynomialCountSketch(1100, degree=2, coef0=0.5, random_state=0, n_threads=1).fit(X)
+    assert X.shape[0] * 2 * 1100 >= sketch._THREADED_VALUES
+    Z = ps.transform(X)
+    S = sp.csr_matrix(np.where(np.abs(X) > 0.1, X, 0))
+    ZS = ps.transform(S)
+    for nt in (2, 3):
+        ps.set_params(n_threads=nt)
+        np.testing.assert_array_equal(ps.transform(X), Z)
+        np.testing.assert_array_equal(ps.transform(S), ZS)
