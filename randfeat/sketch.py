@@ -146,6 +146,7 @@ class PolynomialCountSketch(_ReadOnlyFit, RandomFeaturesBase):
     Time per row :math:`O(p(d + D\log D))`, memory of one block of rows.  Sparse input
     (CSR/CSC) visits the stored entries only and gives the dense input's features exactly
     (same additions in the same order).  float32 input is sketched and transformed in float32.
+    Timings against scikit-learn's estimator: ``benchmarks/README.md`` (``bench_sketch.py``).
 
     References
     ----------
