@@ -188,10 +188,10 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
     >>> import numpy as np
     >>> from randfeat import Nystroem
     >>> X = np.random.default_rng(0).normal(size=(200, 3))
-    >>> ny = Nystroem(50, sigma=2.0, random_state=0).fit(X)
+    >>> ny = Nystroem(100, sigma=2.0, random_state=0).fit(X)
     >>> Z = ny.transform(X)
     >>> Z.shape, ny.components_.shape
-    ((200, 50), (50, 3))
+    ((200, 100), (100, 3))
     >>> K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8)
     >>> bool(np.abs(Z @ Z.T - K).max() < 0.05)
     True
