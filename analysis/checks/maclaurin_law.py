@@ -17,11 +17,11 @@ from analysis.checks import _maps_common as common
 NAME = "maclaurin_law"
 TITLE = "Random Maclaurin: unbiased, exact variance; Rademacher vectors never lose"
 CLAIM = ("For f(t) = sum a_n t^n (a_n >= 0), a feature sqrt(a_N/(D p_N)) prod_{i<=N} w_i'x with "
-         "N ~ (p_n) is unbiased for f(<x, y>) (Kar & Karnick 2012, Lemma 7) with Var = [sum_n "
+         "N ~ (p_n) is unbiased for f(<x, y>) (Kar & Karnick 2012) with Var = [sum_n "
          "a_n^2 m2^n / p_n - f(rho)^2] / D, m2 = |x|^2|y|^2 + 2 rho^2 - 2 sum x_k^2 y_k^2 "
          "(Rademacher w) or |x|^2|y|^2 + 2 rho^2 (Gaussian w) (docs/theory/"
          "dot-product-sketches.md §3); hence Rademacher vectors never have the larger variance "
-         "(THEORY §8.3; Wacker, Kanagawa & Filippone 2022).")
+         "(docs/theory/dot-product-sketches.md §3.3; Wacker, Kanagawa & Filippone 2022).")
 SOURCE = ("Kar & Karnick, AISTATS 2012; docs/theory/dot-product-sketches.md §3 (exact variance, "
           "ours); Wacker et al., arXiv:2201.08712 (the comparison)")
 DESIGN = ("R independently seeded fits of RandomMaclaurin (D = 4) per (kernel, degree law, "
