@@ -3,7 +3,8 @@ parity, conventions.
 
 Exact laws (docs/theory/dot-product-sketches.md) are checked two ways: by enumerating every hash
 table of tiny sketches (exact, no randomness) and by Monte Carlo over independently seeded fits
-(z-tests at |z| < 5, two-sided false alarm 5.7e-7 per comparison, seeds via global_random_seed).
+(z-tests at |z| < 5, two-sided false alarm 5.7e-7 per comparison; variance tests at 1e-7;
+seeds via global_random_seed).
 """
 
 import itertools
@@ -17,10 +18,13 @@ from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import PolynomialCountSketch as SkPCS
 from sklearn.utils._param_validation import InvalidParameterError
 
+from analysis.stats import variance_pvalue
 from randfeat import PolynomialCountSketch, RandomMaclaurin
 from randfeat.sketch import _Series
 
 Z_MAX = 5.0
+#: level of the variance test (scaled chi-square with the sample kurtosis, analysis.stats)
+P_VAR = 1e-7
 
 
 # ----------------------------------------------------------------------------- exact laws
@@ -119,8 +123,8 @@ def test_same_output_as_sklearn_for_the_same_hashes(p, c0, global_dtype):
 def test_tensorsketch_monte_carlo(global_random_seed):
     """Unbiased with the closed-form variance, on a random pair, a sparse pair and a
     heavy-hitter pair (one coordinate 20 times the others): R = 3000 fits, z-test of the mean,
-    and the sample variance within 5 standard errors of the law (fourth-moment standard
-    error)."""
+    and the variance test of analysis.stats (scaled chi-square with the sample kurtosis) at
+    level P_VAR."""
     rng = np.random.default_rng(7)
     d, p, D, R = 12, 2, 16, 3000
     x = rng.normal(size=d)
@@ -143,10 +147,9 @@ def test_tensorsketch_monte_carlo(global_random_seed):
         mu, var = tensorsketch_law(a, b, p, D)
         z = (est[:, j].mean() - mu) / math.sqrt(var / R)
         s2 = est[:, j].var(ddof=1)
-        m4 = np.mean((est[:, j] - est[:, j].mean()) ** 4)
-        se = math.sqrt(max(m4 / s2**2 - 1, 0) / R)
+        p_var = variance_pvalue(est[:, j], var)[0]
         assert abs(z) < Z_MAX, (name, z)
-        assert abs(s2 / var - 1) < Z_MAX * se, (name, s2 / var, se)
+        assert p_var > P_VAR, (name, s2 / var, p_var)
 
 
 # ----------------------------------------------------------------------------- conventions
@@ -329,12 +332,14 @@ def _maclaurin_a_p(params):
 @pytest.mark.parametrize("vectors", ["rademacher", "gaussian"])
 def test_maclaurin_monte_carlo(case, vectors, global_random_seed):
     """Unbiased, with the exact variance [sum a_n^2 m2^n / p_n - f(t)^2] / D, per vector law:
-    R = 2000 fits of D = 4 features, on a random and a heavy-hitter pair; z-test and variance
-    within 5 fourth-moment standard errors."""
+    R = 2000 fits of D = 32 features (products of Gaussian projections are heavy-tailed: one
+    feature's kurtosis is in the hundreds, and the variance test needs the average of many),
+    on a random and a heavy-hitter pair; z-test and variance
+    the variance test at level P_VAR."""
     params = MACLAURIN_CASES[case]
     a, p = _maclaurin_a_p(params)
     rng = np.random.default_rng(11)
-    d, D, R = 5, 4, 2000
+    d, D, R = 5, 32, 2000
     x = 0.5 * rng.normal(size=d)
     xh = 0.05 * rng.normal(size=d)
     xh[2] = 0.9
@@ -351,10 +356,9 @@ def test_maclaurin_monte_carlo(case, vectors, global_random_seed):
         var = var1 / D
         z = (est[:, j].mean() - f) / math.sqrt(var / R)
         s2 = est[:, j].var(ddof=1)
-        m4 = np.mean((est[:, j] - est[:, j].mean()) ** 4)
-        se = math.sqrt(max(m4 / s2**2 - 1, 0) / R)
+        p_var = variance_pvalue(est[:, j], var)[0]
         assert abs(z) < Z_MAX, (case, vectors, j, z)
-        assert abs(s2 / var - 1) < Z_MAX * se, (case, vectors, j, s2 / var, se)
+        assert p_var > P_VAR, (case, vectors, j, s2 / var, p_var)
 
 
 def test_rademacher_never_loses():
