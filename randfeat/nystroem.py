@@ -383,6 +383,10 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         if isinstance(kernel_, ShiftInvariantKernel):
             return np.ones(n)
         out = np.empty(n)
+        if not isinstance(kernel_, str):      # a Python callable: one evaluation per row
+            for i in range(n):
+                out[i] = float(np.asarray(pair(X[i:i + 1], X[i:i + 1]))[0, 0])
+            return out
 
         def one(s, e):
             out[s:e] = np.diagonal(np.asarray(pair(X[s:e], X[s:e]), dtype=np.float64))

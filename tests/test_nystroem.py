@@ -237,3 +237,23 @@ def test_conventions(global_dtype):
     bad[1, 1] = np.inf
     with pytest.raises(ValueError, match="infinity"):
         Nystroem(3).fit(X[:10]).transform(bad)
+
+
+def test_leverage_with_a_callable_kernel():
+    """The diagonal of a Python kernel is evaluated once per row (not on blocks of pairs), and
+    the map is the exact formula for its landmarks."""
+    X = np.random.default_rng(0).random((300, 3))
+    calls = []
+
+    def k(x, y):
+        calls.append(1)
+        return float(np.minimum(x, y).sum())
+
+    ny = Nystroem(10, kernel=k, sampling="leverage", random_state=0).fit(X)
+    assert len(calls) < 300 * 40          # recursion's blocks and the diagonal: O(n m)
+    K = pairwise_kernels(X[:40], X, metric=k)
+    Kfull = pairwise_kernels(X, metric=k)
+    Z = ny.transform(X[:40])
+    idx = ny.component_indices_
+    ref = K[:, idx] @ np.linalg.pinv(Kfull[np.ix_(idx, idx)], hermitian=True) @ K[:, idx].T
+    np.testing.assert_allclose(Z @ Z.T, ref, atol=1e-8)
