@@ -9,6 +9,11 @@ status 1 when any check fails.
 
 ``--seed all`` (or ``RANDFEAT_ANALYSIS_SEEDS=all`` / ``0-9`` / ``3``) runs the suite for every seed
 0–99 and writes DIR/seed_sweep.md/json instead of the per-check report.
+
+``--audit`` (seeds 0–49 unless ``--seed`` says otherwise) audits the power statements instead:
+each stated effect injected through its check's ``audit(effect)`` (analysis/audit.py), results in
+DIR/audit.json and DIR/audit.md.  The report's records carry ``detectable`` (the verdict's
+effects) and ``audit`` (the check's audit.json entry when its code version matches, else None).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from analysis.checks import CHECKS
 from analysis.montecarlo import parse_seeds
-from analysis.report import write_json, write_markdown, write_sweep
+from analysis.report import write_html, write_json, write_markdown, write_sweep
 from analysis.repro import ResultCache, code_hash, from_jsonable, to_jsonable
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -49,7 +54,8 @@ def cache_key(name, params, seed, rf_version, cversion):
             "code": cversion}
 
 
-def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=False):
+def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=False,
+            sink=None):
     """Run (or load) one check; returns (name, seed, result, runtime, cached).  Process-safe.
 
     A cached entry is used only if it parses, has the expected key and the check's verdict
@@ -59,7 +65,7 @@ def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=
     from threadpoolctl import threadpool_limits
 
     from analysis.checks import load, validate_verdict
-    from analysis.repro import Progress
+    from analysis.repro import Progress, expected_ticks, record_ticks
 
     mod = load(name)
     params = mod.PARAMS[mode]
@@ -67,14 +73,17 @@ def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=
     cache = ResultCache(cache_dir)
     if use_cache:
         blob = cache.load(f"{name}-s{seed}", key,
-                          validate=lambda r: validate_verdict(mod, mod.verdict(r)))
+                          validate=lambda r: validate_verdict(mod, mod.verdict(r), r))
         if blob is not None:
             return name, seed, blob["result"], blob["runtime_s"], True
     t0 = time.process_time()
     w0 = time.monotonic()
-    prog = Progress(f"{name} (seed {seed})", enabled=not quiet, every=5.0)
-    with threadpool_limits(limits=1):
+    # one bar per check: its total is the step count of the last run with these parameters
+    prog = Progress(f"{name} (seed {seed})", total=expected_ticks(cache_dir, name, params),
+                    enabled=not quiet, every=0.5, sink=sink, key=(name, seed))
+    with threadpool_limits(limits=1), prog:
         result = to_jsonable(mod.run(params, seed, progress=prog))
+    record_ticks(cache_dir, name, params, prog.n)
     runtime = time.monotonic() - w0
     cache.store(f"{name}-s{seed}", key, result, runtime_s=runtime,
                 cpu_s=time.process_time() - t0)
@@ -87,6 +96,7 @@ def _error_record(n, mod, tb, mode, seed):
                 statistic={"error": tb[-500:]}, tightness=None,
                 summary=f"ERROR: {last}", false_alarm=mod.ALPHA, runtime_s=0.0, cached=False,
                 figure="", params_brief=mod.PARAMS[mode], table="", notes=[], power=None,
+                detectable=None, audit=None,
                 tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed, mode=mode)
 
 
@@ -98,34 +108,79 @@ def _default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _checks_epilog():
+    """The checks, in report order, with their titles (imported only for --help)."""
+    from analysis.checks import load
+
+    lines = ["checks (in report order; --only NAME ... runs a subset):"]
+    for n in CHECKS:
+        try:
+            title = load(n).TITLE
+        except Exception as exc:  # noqa: BLE001 - --help still lists the name
+            title = f"(cannot load: {type(exc).__name__})"
+        lines.append(f"  {n:28s} {title[:90]}")
+    lines += ["", "outputs in --out: report.md, report.html (figures embedded), report.json, one "
+              "PNG per check; seed_sweep.md/json for several seeds; cache/ (reused by the next "
+              "run)", "", "examples:", "  python -m analysis --quick",
+              "  python -m analysis --only claim1 hoeffding --seed 3",
+              "  python -m analysis --quick --seed 0-99 --jobs 2"]
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def format_help(self):
+        self.epilog = _checks_epilog()
+        return super().format_help()
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n\n")[0])
+    ap = _Parser(prog="python -m analysis",
+                 description="Run the seeded Monte Carlo checks of randfeat's theory (default: "
+                             "the quick mode, seed 0, into results/analysis, one process per "
+                             "CPU); write the report and one figure per check; exit with "
+                             "status 1 when a check fails.",
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                   help="quick suite (default, <= 2 min on 2 cores)")
+                   help="quick suite (the default mode, <= 2 min on 2 cores)")
     g.add_argument("--full", dest="mode", action="store_const", const="full",
                    help="full suite (<= 30 min)")
     g.add_argument("--smoke", dest="mode", action="store_const", const="smoke",
                    help="tiny grids for the test-suite (seconds; not a meaningful check)")
     ap.add_argument("--only", nargs="+", metavar="NAME", choices=CHECKS, help="run only these "
                                                                               "checks")
-    ap.add_argument("--seed", default=os.environ.get("RANDFEAT_ANALYSIS_SEEDS", "0"),
+    ap.add_argument("--seed", default=None,
                     help="seed, or 'all' / 'A-B' / 'a,b,c' for a seed sweep (default 0; env "
-                         "RANDFEAT_ANALYSIS_SEEDS)")
+                         "RANDFEAT_ANALYSIS_SEEDS; with --audit default 0-49)")
+    ap.add_argument("--audit", action="store_true",
+                    help="audit the power statements: inject each stated effect through the "
+                         "check's audit(effect) at every seed; writes DIR/audit.json and "
+                         "DIR/audit.md (analysis/audit.py)")
     ap.add_argument("--out", default="results/analysis", help="output directory")
     ap.add_argument("--jobs", type=int, default=_default_jobs(),
                     help="run checks in N processes (default: the CPUs this process may use; "
                          "results do not depend on it)")
     ap.add_argument("--no-cache", action="store_true", help="ignore and overwrite cached results")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--quiet", action="store_true",
+                    help="no progress bars or log lines (bars are drawn only on a terminal)")
     ap.add_argument("--scheduler", help="run on dask: a scheduler ADDRESS, 'local' or 'active' "
                     "(analysis/_dask_runner.py)")
     args = ap.parse_args(argv)
     mode = args.mode or "quick"
+    if args.seed is None:
+        from analysis.audit import DEFAULT_SEEDS
+        args.seed = DEFAULT_SEEDS if args.audit else os.environ.get("RANDFEAT_ANALYSIS_SEEDS",
+                                                                   "0")
     seeds = parse_seeds(args.seed)
     names = args.only or CHECKS
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.audit:
+        from analysis.audit import run_audit
+        log_ = (lambda *a: None) if args.quiet else (
+            lambda *a: print(*a, file=sys.stderr, flush=True))
+        return run_audit(names, seeds, out, mode=mode, jobs=args.jobs,
+                         use_cache=not args.no_cache, log=log_)
     cache_dir = out / "cache"
     rf_version = randfeat_version()
     cversion = code_version()
@@ -144,7 +199,7 @@ def main(argv=None):
     errors = {}
     w0 = time.monotonic()
 
-    from analysis.checks import load
+    from analysis.checks import load, validate_verdict
 
     sweep = {n: {} for n in names}
 
@@ -153,15 +208,31 @@ def main(argv=None):
                     complete=len(results) + len(errors) == len(tasks))
         write_sweep(out / "seed_sweep.md", out / "seed_sweep.json", meta, sweep)
 
+    # progress: one bar per running check and one over all of them, on a terminal only (a
+    # dask scheduler's workers cannot reach this process's queue: the overall bar alone)
+    from analysis.repro import ProgressBoard
+
+    board = ProgressBoard(len(tasks), label="checks" if len(seeds) == 1 else "check runs",
+                          enabled=not args.quiet)
+    if board.enabled:
+        log = board.write  # noqa: F841 - log lines go above the bars
+    sink = None if args.scheduler else board.queue
+
     def _done(name, seed, res, rt, cached):
         results[(name, seed)] = (res, rt, cached)
+        board.done()
         log(f"[{len(results) + len(errors)}/{len(tasks)}] {name} seed {seed}: "
             f"{'cached' if cached else f'{rt:.1f} s'}")
         if len(seeds) > 1:  # the sweep summary is rewritten as results arrive (resumable)
-            sweep[name][seed] = load(name).verdict(res)["verdict"]
+            try:
+                mod_ = load(name)
+                sweep[name][seed] = validate_verdict(mod_, mod_.verdict(res), res)["verdict"]
+            except Exception:  # an exception in the verdict is a failure of the check
+                sweep[name][seed] = "fail"
+                log(f"ERROR in verdict of {(name, seed)}:\n{traceback.format_exc()}")
             _write_sweep()
 
-    common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet)
+    common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet, sink)
     if args.scheduler or (args.jobs > 1 and len(tasks) > 1):
         from analysis._dask_runner import executor
         with executor(args.scheduler, args.jobs, cversion, local=ProcessPoolExecutor) as ex:
@@ -171,6 +242,7 @@ def main(argv=None):
                     _done(*f.result())
                 except Exception:
                     errors[futs[f]] = traceback.format_exc()
+                    board.done()
                     log(f"ERROR in {futs[f]}:\n{errors[futs[f]]}")
     else:
         for n, s in tasks:
@@ -178,7 +250,9 @@ def main(argv=None):
                 _done(*run_one(n, mode, s, *common))
             except Exception:
                 errors[(n, s)] = traceback.format_exc()
+                board.done()
                 log(f"ERROR in {(n, s)}:\n{errors[(n, s)]}")
+    board.close()
 
     any_fail = bool(errors)
     if len(seeds) > 1:
@@ -194,8 +268,8 @@ def main(argv=None):
         return 1 if any_fail else 0
 
     from analysis import plots
+    from analysis.audit import entry_for
     from analysis.checks import plot as plot_check
-    from analysis.checks import validate_verdict
 
     seed = seeds[0]
     records, checks = [], {}
@@ -204,15 +278,17 @@ def main(argv=None):
         checks[n] = mod
         if (n, seed) in errors:
             records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
+            records[-1]["audit"] = entry_for(out, n, cversion)
             continue
         res, rt, cached = results[(n, seed)]
         try:
-            v = validate_verdict(mod, mod.verdict(res))
+            v = validate_verdict(mod, mod.verdict(res), res)
             fig = plot_check(mod, res, v)
         except Exception:
             errors[(n, seed)] = traceback.format_exc()
             log(f"ERROR in verdict/plot of {(n, seed)}:\n{errors[(n, seed)]}")
             records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
+            records[-1]["audit"] = entry_for(out, n, cversion)
             any_fail = True
             continue
         fig_name = f"{n}.png"
@@ -226,6 +302,7 @@ def main(argv=None):
                             false_alarm=mod.ALPHA, runtime_s=rt, cached=cached, figure=fig_name,
                             params_brief=mod.PARAMS[mode], table=v.get("table", ""),
                             notes=v.get("notes", []), power=v.get("power"),
+                            detectable=v.get("detectable"), audit=entry_for(out, n, cversion),
                             tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed,
                             mode=mode))
         log(f"  {n}: {v['verdict']} — {v['summary']}")
@@ -238,6 +315,7 @@ def main(argv=None):
                [{k: v for k, v in r.items() if k not in ("table", "params_brief")}
                 for r in records])
     write_markdown(out / "report.md", meta, records, checks)
+    write_html(out / "report.html", meta, records, checks, figures=out)
     log(f"report: {out / 'report.md'} ({'FAIL' if any_fail else 'ok'}, "
         f"{meta['wall_time_s']:.1f} s)")
     return 1 if any_fail else 0

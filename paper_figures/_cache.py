@@ -7,7 +7,8 @@ source files of ``paper_figures`` and ``randfeat`` (:func:`analysis.repro.code_h
 change invalidates the figures, a reinstall does not).  The storage is
 :class:`analysis.repro.ResultCache`, shared with ``analysis``: entries written atomically under
 unique temporary names, validated on read, and a corrupt or wrong-structure entry recomputed with a
-:class:`~analysis.repro.CacheWarning` naming the file.
+:class:`~analysis.repro.CacheWarning` naming the file; an entry that cannot be written is a
+CacheWarning too, and the computed result is returned.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def cached(out_dir, target, params, compute, *, code_version=1, refresh=False, l
     elapsed = time.perf_counter() - t0
     result["compute_seconds"] = elapsed
     result["machine"] = f"{platform.node()} {platform.processor() or platform.machine()}"
-    cache.store(target, key, result)
-    log(f"[{target}] computed in {elapsed:.1f} s, cached at {path}")
+    stored = cache.store(target, key, result)  # None (and a CacheWarning) if it cannot be written
+    log(f"[{target}] computed in {elapsed:.1f} s, " +
+        (f"cached at {path}" if stored else f"NOT cached ({path} could not be written)"))
     return result

@@ -31,6 +31,7 @@ datasets                      local loaders of the papers' benchmark datasets (r
 from randfeat import kernels
 from randfeat._config import show_config
 from randfeat._validation import is_power_of_two, next_power_of_two
+from randfeat.arccos import ArcCosineFeatures
 from randfeat.binning import RandomBinningFeatures
 from randfeat.chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from randfeat.fastfood import Fastfood
@@ -39,6 +40,7 @@ from randfeat.hadamard import fwht
 from randfeat.kernel_ridge import ExactKernelRidge
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
 from randfeat.nystroem import Nystroem
+from randfeat.positive import PositiveRandomFeatures
 from randfeat.sketch import PolynomialCountSketch, RandomMaclaurin
 from randfeat.sorf import StructuredOrthogonalFeatures
 
@@ -46,10 +48,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdditiveChi2Sampler",
+    "ArcCosineFeatures",
     "ExactKernelRidge",
     "Fastfood",
     "Nystroem",
     "PolynomialCountSketch",
+    "PositiveRandomFeatures",
     "RandomBinningFeatures",
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",

@@ -38,6 +38,11 @@ a power of two.
 
 A sampler returns a float64 array ``(n, d)`` and consumes only the generator it is given, so the
 same ``random_state`` gives the same frequencies (and float32 and float64 fits share them).
+
+Memory: before its first large allocation every sampler compares its peak
+(:func:`frequency_bytes`) with the memory available (:func:`randfeat._validation.check_allocation`)
+and raises MemoryError naming the size and the parameter, instead of being killed by the OOM
+killer while it fills arrays the kernel overcommitted.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from scipy import stats
 from scipy.stats import qmc
 
 from randfeat._lib import _orthogonal as _ok
+from randfeat._validation import check_allocation
 from randfeat.kernels import (
     BallSumKernel,
     CauchyKernel,
@@ -61,8 +67,8 @@ from randfeat.kernels import (
     ShiftInvariantKernel,
 )
 
-__all__ = ["SAMPLINGS", "haar_orthogonal", "orthogonal_frequencies", "qmc_frequencies",
-           "sample_frequencies"]
+__all__ = ["SAMPLINGS", "check_frequencies", "frequency_bytes", "haar_orthogonal",
+           "orthogonal_frequencies", "qmc_frequencies", "sample_frequencies"]
 
 SAMPLINGS = ("iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton")
 
@@ -75,6 +81,64 @@ def _haar_count(n, d):
     """Number of normals :func:`_haar_fill` consumes for ``n`` rows in dimension ``d``."""
     full, rem = divmod(n, d)
     return full * (d * (d + 1) // 2) + rem * d - rem * (rem - 1) // 2
+
+
+def _qmc_dim(kernel, d):
+    """Dimension ``s`` of the QMC points for ``kernel`` in dimension ``d``: ``d`` for the
+    product spectra, ``d + 1`` for Matérn (one coordinate for the radius), ``D + 1`` for the
+    ball-sum kernel of ball dimension ``D``."""
+    if type(kernel) is MaternKernel:
+        return d + 1
+    if type(kernel) is BallSumKernel:
+        return (kernel.dim if kernel.dim is not None else d) + 1
+    return d
+
+
+def frequency_bytes(kernel, n, d, sampling="iid", n_threads=1):
+    """Peak bytes of :func:`sample_frequencies` for ``n`` frequencies in dimension ``d``.
+
+    The float64 arrays alive at once (the draws, the temporaries of the map to the spectral law,
+    the result) per frequency, in units of 8 bytes, plus 4 MiB of tables: orthogonal ``2d + 5``
+    (normals, Householder scratch, radii, result); QMC with ``s`` point coordinates (see
+    :func:`_qmc_dim`) ``s + 1`` (Gaussian: mapped in place), ``2s + 8`` (Matérn), ``3s + 1``
+    (ball-sum), ``3s`` (Laplacian) and ``4s`` (Cauchy: clip, quantile, scale); iid ``d``
+    (Gaussian, Laplacian, Cauchy: numpy scales the draws in place), ``2d + 3`` (Matérn),
+    ``2D + 3`` (ball-sum in ball dimension ``D``, ``+ d`` when ``D > d``), ``3d + 6`` (any other
+    kernel's sampler).  Each bounds tracemalloc's peak at d = 1, 2, 8, 64
+    (tests/test_memory_refusal.py)."""
+    n, d = int(n), int(d)
+    if n <= 0 or d <= 0:
+        return 0
+    kind = type(kernel)
+    if sampling in ("orthogonal", "orthogonal_unit"):
+        per_row = 2 * d + 5
+    elif sampling in ("qmc_sobol", "qmc_halton"):
+        s = _qmc_dim(kernel, d)
+        per_row = {GaussianKernel: s + 1, MaternKernel: 2 * s + 8, BallSumKernel: 3 * s + 1,
+                   LaplacianKernel: 3 * s, CauchyKernel: 4 * s}.get(kind, 4 * s + 6)
+    elif kind in (GaussianKernel, LaplacianKernel, CauchyKernel):
+        per_row = d
+    elif kind is MaternKernel:
+        per_row = 2 * d + 3
+    elif kind is BallSumKernel:
+        D = kernel.dim or d
+        per_row = 2 * D + 3 + (d if D > d else 0)
+    else:
+        per_row = 3 * d + 6
+    return 8 * n * per_row + (4 << 20)
+
+
+def check_frequencies(kernel, n, d, sampling="iid", dtype=np.float64, *, param=None, func="",
+                      n_threads=1):
+    """MemoryError before sampling ``n`` frequencies in dimension ``d`` when their peak (and the
+    cast to ``dtype``) cannot fit in the memory available, naming ``param`` (default ``n=...``).
+    """
+    nbytes = frequency_bytes(kernel, n, d, sampling, n_threads)
+    if np.dtype(dtype) != np.float64:
+        nbytes += int(n) * int(d) * np.dtype(dtype).itemsize
+    check_allocation(nbytes, f"its {n} x {d} frequencies (sampling={sampling!r}; float64 "
+                             f"draws, temporaries and the {np.dtype(dtype).name} result)",
+                     param or f"n={n}", func=func or "sample_frequencies")
 
 
 def _haar_fill(n, d, g, scale, n_threads=1):
@@ -111,6 +175,8 @@ def haar_orthogonal(d, rng, n_blocks=None, n_threads=1):
     """
     nb = 1 if n_blocks is None else n_blocks
     n = nb * d
+    check_frequencies(None, n, d, "orthogonal", param=f"n_blocks={nb} (d={d})",
+                      func="haar_orthogonal", n_threads=n_threads)
     Q = _haar_fill(n, d, rng.standard_normal(_haar_count(n, d)), np.ones(n), n_threads)
     Q = Q.reshape(nb, d, d)
     return Q[0] if n_blocks is None else Q
@@ -151,6 +217,8 @@ def orthogonal_frequencies(kernel, n, d, rng, norm="radial", n_threads=1):
         raise ValueError(f"orthogonal_frequencies: norm must be 'radial' (ORF) or 'unit' (ORF'), "
                          f"got {norm!r}")
     _check_orthogonal_kernel(kernel, norm)
+    check_frequencies(kernel, n, d, "orthogonal", func="orthogonal_frequencies",
+                      n_threads=n_threads)
     g = rng.standard_normal(_haar_count(n, d))
     if norm == "unit":
         scale = np.full(n, math.sqrt(d) / kernel.sigma)
@@ -189,6 +257,8 @@ def _seed_key(cls):
 
 
 _SOBOL_BITS = 30
+#: the largest dimension of scipy.stats.qmc.Sobol (Joe & Kuo's direction numbers)
+SOBOL_MAX_DIM = 21201
 
 
 @functools.lru_cache(maxsize=16)
@@ -343,6 +413,20 @@ def qmc_frequencies(kernel, n, d, rng, method="sobol"):
     """
     if method not in ("sobol", "halton"):
         raise ValueError(f"qmc_frequencies: method must be 'sobol' or 'halton', got {method!r}")
+    s = _qmc_dim(kernel, d)
+    if method == "sobol" and s > SOBOL_MAX_DIM:
+        extra = "" if s == d else f" ({kernel!r} needs one more coordinate: s = {s})"
+        raise ValueError(
+            f"sampling='qmc_sobol' supports at most {SOBOL_MAX_DIM} dimensions (the Sobol' "
+            f"direction numbers of scipy.stats.qmc.Sobol, Joe & Kuo 2008); the data have "
+            f"n_features={d}{extra}. Use sampling='qmc_halton' (any dimension) or 'iid', or "
+            f"reduce the dimension first (e.g. PCA)")
+    if method == "sobol" and n > 2 ** _SOBOL_BITS:
+        raise ValueError(
+            f"sampling='qmc_sobol' draws at most 2**{_SOBOL_BITS} Sobol' points per fit (the "
+            f"{_SOBOL_BITS}-bit digits of its scrambling), got {n} frequencies; lower "
+            f"n_components or use sampling='qmc_halton' or 'iid'")
+    check_frequencies(kernel, n, d, f"qmc_{method}", func="qmc_frequencies")
     sig = kernel.sigma
     if type(kernel) in (GaussianKernel, LaplacianKernel, CauchyKernel):
         u, shift = _qmc_uniforms(method, n, d, rng)
@@ -376,11 +460,14 @@ def sample_frequencies(kernel, n, d, rng, sampling="iid", n_threads=1):
     """Dispatch: ``n`` frequencies of ``kernel`` in dimension ``d`` drawn by ``sampling``.
 
     ``sampling`` is one of :data:`SAMPLINGS`; ``"iid"`` is ``kernel.sample(n, d, rng)``.
-    ``n_threads`` reaches the orthogonal samplers (same bits for any count).
+    ``n_threads`` reaches the orthogonal samplers (same bits for any count).  A request whose
+    peak (:func:`frequency_bytes`) exceeds the memory available raises MemoryError first.
     """
     if not isinstance(kernel, ShiftInvariantKernel):
         raise TypeError(f"sample_frequencies: kernel must be a ShiftInvariantKernel, got "
                         f"{kernel!r}")
+    if sampling in SAMPLINGS:
+        check_frequencies(kernel, n, d, sampling, n_threads=n_threads)
     if sampling == "iid":
         return kernel.sample(n, d, rng)
     if sampling == "orthogonal":

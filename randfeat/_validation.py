@@ -18,10 +18,13 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "SIGMA_CONSTRAINT",
     "as_float_array",
+    "available_memory",
+    "check_allocation",
     "check_finite",
     "check_n_threads",
     "check_random_state",
     "effective_n_cpus",
+    "format_bytes",
     "is_power_of_two",
     "next_power_of_two",
 ]
@@ -105,14 +108,14 @@ RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator, np.random.SeedSe
                            np.random.BitGenerator]
 
 #: ``sigma`` of the feature maps: None (the kernel instance's own, or 1.0 for a kernel given by
-#: name), a positive finite length scale, or a data-driven rule, "scale" or "median"
+#: name), a positive finite length scale, an array of them, one per feature (ARD; checked at fit
+#: by randfeat.kernels), or a data-driven rule, "scale" or "median"
 #: (see randfeat._base.RandomFeaturesBase._resolve_kernel).
 SIGMA_CONSTRAINT = [None, Interval(numbers.Real, 0.0, None, closed="neither"),
-                    StrOptions({"scale", "median"})]
+                    StrOptions({"scale", "median"}), "array-like"]
 
-#: ``sigma`` of a map that takes no data-driven rule (random binning, whose grids are drawn
-#: before the data are seen): None or a positive finite length scale, the same rule otherwise.
-LENGTH_SCALE_CONSTRAINT = SIGMA_CONSTRAINT[:2]
+#: ``sigma`` without the data-driven rules: None, a positive length scale or one per feature.
+LENGTH_SCALE_CONSTRAINT = [SIGMA_CONSTRAINT[0], SIGMA_CONSTRAINT[1], SIGMA_CONSTRAINT[3]]
 
 
 def check_n_threads(n_threads) -> int:
@@ -178,3 +181,151 @@ def check_finite(x: np.ndarray, *, name: str = "X", func: str = "") -> None:
             f"{where}{name} contains NaN or infinity (first at index "
             f"{pos if len(pos) > 1 else pos[0]}"
             f": {val!r}); remove or impute non-finite values before calling")
+
+
+# ---------------------------------------------------------------------------------------------
+# memory: refuse an allocation that cannot fit before making it
+
+#: allocations below this size are not checked (reading /proc costs ~10-50 us per call)
+ALLOCATION_CHECK_MIN_BYTES = 64 << 20
+
+
+def format_bytes(nbytes) -> str:
+    """``nbytes`` in the largest binary unit that keeps it >= 1 (``"16.0 GiB"``).
+
+    >>> format_bytes(3 << 30), format_bytes(1536), format_bytes(12)
+    ('3.0 GiB', '1.5 KiB', '12 B')
+    """
+    x = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if x < 1024 or unit == "PiB":
+            return f"{int(x)} B" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def _read_int(path):
+    try:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # "max" (no limit) -> None
+
+
+def _cgroup_headroom():
+    """(bytes, source) left under the tightest cgroup memory limit of this process, or None.
+
+    cgroup v2: ``memory.max - memory.current`` of the process's cgroup and of each ancestor;
+    cgroup v1: ``memory.limit_in_bytes - memory.usage_in_bytes`` of the memory controller."""
+    best = None
+    try:
+        with open("/proc/self/cgroup") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":          # cgroup v2 unified hierarchy
+            for base in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):  # unified, or hybrid
+                rel = parts[2].strip("/")
+                while True:
+                    d = base + ("/" + rel if rel else "")
+                    lim, cur = _read_int(d + "/memory.max"), _read_int(d + "/memory.current")
+                    if lim is not None and cur is not None and (
+                            best is None or lim - cur < best[0]):
+                        best = (max(0, lim - cur), f"cgroup limit {d}/memory.max = "
+                                                   f"{format_bytes(lim)}, {format_bytes(cur)} "
+                                                   f"in use")
+                    if not rel:
+                        break
+                    rel = rel.rpartition("/")[0]
+        elif "memory" in parts[1].split(","):               # cgroup v1 memory controller
+            for d in ("/sys/fs/cgroup/memory" + parts[2].rstrip("/"), "/sys/fs/cgroup/memory"):
+                lim = _read_int(d + "/memory.limit_in_bytes")
+                cur = _read_int(d + "/memory.usage_in_bytes")
+                if lim is not None and cur is not None and lim < 1 << 60 and (
+                        best is None or lim - cur < best[0]):
+                    best = (max(0, lim - cur), f"cgroup limit {d}/memory.limit_in_bytes = "
+                                               f"{format_bytes(lim)}, {format_bytes(cur)} in use")
+                    break
+    return best
+
+
+def available_memory():
+    """``(bytes, source)``: the memory this process can still allocate, or None when unknown.
+
+    The smaller of the system's available memory (``MemAvailable`` of ``/proc/meminfo``; where
+    there is no /proc, free physical pages from ``os.sysconf``) and the headroom under a cgroup
+    memory limit (containers, systemd slices).  ``source`` says which bound it is, for messages.
+    """
+    cands = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    kib = int(line.split()[1])
+                    cands.append((kib * 1024, f"MemAvailable in /proc/meminfo, of "
+                                              f"{format_bytes(_physical_memory() or 0)} "
+                                              f"physical memory"))
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if not cands:
+        try:
+            pages, size = os.sysconf("SC_AVPHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+            if pages > 0 and size > 0:
+                cands.append((pages * size, "free physical pages (os.sysconf)"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    cg = _cgroup_headroom()
+    if cg is not None:
+        cands.append(cg)
+    return min(cands, key=lambda c: c[0]) if cands else None
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_allocation(nbytes, what, param, *, func="", fix=None) -> None:
+    """Raise MemoryError *before* allocating ``nbytes`` when they cannot fit in memory.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes the coming allocation(s) need at their peak.
+    what : str
+        What they hold, e.g. ``"frequencies_ (1073741824 x 2 float64)"``.
+    param : str
+        The parameter that sized them, with its value, e.g. ``"n_components=2147483648"``.
+    func : str
+        Who asks (``"RandomFourierFeatures.fit"``), for the message.
+    fix : str, optional
+        How to fix it; default ``"lower <parameter>"``.
+
+    Requests below :data:`ALLOCATION_CHECK_MIN_BYTES` are not checked.  The bound is
+    :func:`available_memory` (None: no check).  Without this check a request far beyond memory
+    is granted by the kernel's overcommit and the process is killed by the OOM killer while it
+    fills the array, instead of raising.
+
+    >>> check_allocation(8 << 57, "a test array", "n=2**57", func="doc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    MemoryError: doc: n=2**57 needs 1024.0 PiB for a test array, but only ...; lower n
+    """
+    nbytes = int(nbytes)
+    if nbytes < ALLOCATION_CHECK_MIN_BYTES:
+        return
+    avail = available_memory()
+    if avail is None or nbytes <= avail[0]:
+        return
+    where = f"{func}: " if func else ""
+    fix = fix or f"lower {param.split('=', 1)[0]}"
+    raise MemoryError(f"{where}{param} needs {format_bytes(nbytes)} for {what}, but only "
+                      f"{format_bytes(avail[0])} of memory is available ({avail[1]}); {fix}")

@@ -24,7 +24,7 @@ Kernels (unit scale :math:`t = \Delta/\sigma`; the CDF of the pitch is
 ==========================  ==================================  ====================================
 class                       :math:`\kappa(t)`                   pitch :math:`\delta/\sigma` sampler
 ==========================  ==================================  ====================================
-LaplacianBinningKernel      :math:`e^{-t}`                      Gamma(shape 2, scale 1), untruncated
+LaplacianKernel             :math:`e^{-t}`                      Gamma(shape 2, scale 1), untruncated
 InversePowerBinningKernel   :math:`(1 + t)^{-a}`, a > 0         inverse CDF: Beta(2, a) quantile B,
                                                                 :math:`t = B/(1-B)` (beta-prime)
 StretchedExponential...     :math:`e^{-t^q}`, 0 < q <= 1        :math:`s^{1/q}`, s ~ q Gamma(2) +
@@ -67,33 +67,19 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
+from randfeat._binning_layout import dense_row_blocks as _dense_row_blocks
 from randfeat._binning_layout import fit_cells as _fit_cells
 from randfeat._lib import _binning
 from randfeat._validation import (
-    LENGTH_SCALE_CONSTRAINT,
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    check_allocation,
 )
-from randfeat.kernels import (  # noqa: F401  (the kernel classes live in randfeat.kernels)
-    BinningKernel,
-    CustomBinningKernel,
-    InversePowerBinningKernel,
-    LaplacianBinningKernel,
-    LaplacianKernel,
-    ShiftInvariantKernel,
-    StretchedExponentialBinningKernel,
-)
+from randfeat.kernels import BinningKernel
 
-__all__ = [
-    "BinningKernel",
-    "CustomBinningKernel",
-    "InversePowerBinningKernel",
-    "LaplacianBinningKernel",
-    "RandomBinningFeatures",
-    "StretchedExponentialBinningKernel",
-]
+__all__ = ["RandomBinningFeatures"]
 
 # Largest output width: column indices are int64.
 _MAX_COLUMNS = 2 ** 63 - 1
@@ -143,6 +129,16 @@ def _index_dtype(n_columns):
     return np.int32 if n_columns < 2 ** 31 else np.int64
 
 
+def _check_output(n, P, dtype, n_columns):
+    """MemoryError before a transform whose n x P column indices and data (and, in exact mode
+    with unseen cells, the mask and the compressed copy) cannot fit in memory."""
+    idx = np.dtype(_index_dtype(n_columns)).itemsize
+    check_allocation(n * P * (2 * idx + np.dtype(dtype).itemsize + 1),
+                     f"the {n} x {P} entries of the sparse output (indices and data)",
+                     f"n_grids={P}", func="RandomBinningFeatures.transform",
+                     fix="transform fewer rows at a time, or lower n_grids")
+
+
 def _csr_full(cols, dtype, n_columns):
     """CSR with exactly one entry per (row, grid); ``cols`` (n, P) ascending per row."""
     n, P = cols.shape
@@ -180,10 +176,17 @@ default="laplacian"
         The 1-D profile :math:`\kappa` (see the module table).  A callable is a unit-scale pitch
         sampler ``pitch(size, rng) -> pitches`` (wrapped in :class:`CustomBinningKernel`).
         Non-convex kernels ("gaussian", "cauchy", "matern", ...) raise ValueError (Lemma 1).
-    sigma : float or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of a kernel given by name or callable (None: 1.0): pitches are ``sigma``
-        times the unit pitch law.  A kernel instance (e.g. ``randfeat.kernels.LaplacianKernel(2)``)
-        carries its own ``sigma``; ``sigma`` must then stay None (ValueError otherwise).
+        times the unit pitch law.  An array gives one length scale per feature (ARD,
+        :math:`\prod_m \kappa(|x_m - y_m|/\sigma_m)`): the pitches and shifts of coordinate m
+        are :math:`\sigma_m` times the unit ones (no cost).  ``"scale"``: the σ of
+        scikit-learn's ``gamma="scale"``, :math:`\sqrt{d\,\operatorname{Var}(X)/2}`;
+        ``"median"``: the median **L1** distance between rows of a seeded subsample of X (the
+        distance in these kernels' exponent: the median pair then has k = 1/e under the
+        Laplacian in any dimension; :func:`randfeat._base.data_sigma`).  A kernel instance
+        (e.g. ``randfeat.kernels.LaplacianKernel(2)``) carries its own ``sigma``; ``sigma`` must
+        then stay None (ValueError otherwise).
     kernel_params : dict, default=None
         Shape parameters of a named kernel: ``{"a": a}`` for "inverse_power" (default a = 1),
         ``{"q": q}`` for "stretched_exponential" (default q = 0.5).
@@ -203,6 +206,9 @@ default="laplacian"
     kernel_ : BinningKernel
         The resolved kernel (effective sigma); ``kernel_.gram(X, Y)`` / ``kernel_.k(delta)`` is the
         exact kernel being approximated.
+    sigma_ : float or ndarray of shape (n_features_in_,)
+        Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
+        instance's own); a read-only float64 array for ARD length scales.
     widths_ : ndarray of shape (n_grids, n_features_in_), float64
         Pitches :math:`\delta_{pm}` (``inf`` allowed: that dimension never separates points).
     shifts_ : ndarray of shape (n_grids, n_features_in_), float64
@@ -255,7 +261,7 @@ default="laplacian"
     collision term to that grid (the map stays a valid sparse matrix).  The column numbering
     and the output are those of a map comparing full keys, except with that probability.
 
-        **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
+    **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
     salted 64-bit hash into the K columns of grid p.  Every row has exactly P entries, so
     :math:`\|z(x)\|^2 = 1`, and for :math:`x \neq y`, modelling the salted hash as random,
 
@@ -274,7 +280,8 @@ default="laplacian"
     fingerprint, started from a per-grid directory of at most 4,096 buckets, the P grids of a
     row searched together).  All of it runs in compiled code
     without the GIL, notices Ctrl-C within milliseconds, and the output is bit-identical for
-    every ``n_threads``.  Dimensions in which all training points of a grid share one cell cost
+    every ``n_threads`` and, row by row, for every batch a row is transformed in.  Dimensions
+    in which all training points of a grid share one cell cost
     nothing in ``fit``, and nothing in ``transform`` for rows inside the training data's bounding
     box (checked once per row).  ``fit_transform`` reuses the training cells (one pass).
 
@@ -315,7 +322,7 @@ default="laplacian"
     _parameter_constraints = {
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": [str, BinningKernel, callable],
-        "sigma": LENGTH_SCALE_CONSTRAINT,
+        "sigma": SIGMA_CONSTRAINT,
         "kernel_params": [dict, None],
         "hash_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -324,6 +331,7 @@ default="laplacian"
 
     # fingerprint bits kept by the cell map: a test seam for the collision model (never change)
     _fingerprint_bits = 96
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_grids=30, *, kernel="laplacian", sigma=None, kernel_params=None,
                  hash_size=None, random_state=None, n_threads=None):
@@ -336,10 +344,13 @@ default="laplacian"
         self.n_threads = n_threads
 
     # -- fitting ---------------------------------------------------------------------------------
-    def _sample_grids(self, d):
-        kern = self._resolve_kernel(None, "binning", **(self.kernel_params or {}))
+    def _sample_grids(self, X):
+        d = X.shape[1]
+        kern = self._resolve_kernel(X, "binning", **(self.kernel_params or {}))
         rng = self._rng()
         P = int(self.n_grids)
+        check_allocation(48 * P * d, f"the grids ({P} x {d} pitches and shifts, float64)",
+                         f"n_grids={P}", func="RandomBinningFeatures.fit")
         widths = np.asarray(kern.sample_pitch((P, d), rng), dtype=np.float64)
         if widths.shape != (P, d) or np.isnan(widths).any() or (widths <= 0).any():
             raise ValueError(f"the pitch sampler of {kern!r} must return positive pitches of "
@@ -354,9 +365,9 @@ default="laplacian"
         with np.errstate(divide="ignore"):
             inv = 1.0 / widths
         if not np.isfinite(inv).all():
-            raise ValueError(f"sigma={self.sigma!r} is too small: a sampled pitch underflowed to "
-                             "a subnormal number whose reciprocal overflows; rescale X or use a "
-                             "larger sigma")
+            raise ValueError(f"sigma={_short(kern.sigma)} is too small: a sampled pitch "
+                             "underflowed to a subnormal number whose reciprocal overflows; "
+                             "rescale X or use a larger sigma")
         return kern, widths, shifts, inv, salt, rng
 
     def _build(self, X, store_assign):
@@ -370,7 +381,7 @@ default="laplacian"
         if n >= 2 ** 31 - 1:
             raise ValueError(f"RandomBinningFeatures.fit supports fewer than 2**31 - 1 samples, "
                              f"got {n}; fit on a subsample or use hash_size")
-        kern, widths, shifts, inv, salt, rng = self._sample_grids(d)
+        kern, widths, shifts, inv, salt, rng = self._sample_grids(X)
         P = widths.shape[0]
         n_thr = self._n_threads()
         if self.hash_size is not None:
@@ -386,6 +397,10 @@ default="laplacian"
             cells = None
             assign = None
         else:
+            check_allocation(48 * n * P, f"the cell index of {n} rows x {P} grids (fingerprints, "
+                             "assignments, up to one 32-byte cell entry each)", f"n_grids={P}",
+                             func="RandomBinningFeatures.fit",
+                             fix="lower n_grids, fit on fewer rows, or use hash_size")
             cells, assign = _fit_cells(X, shifts, inv, rng, store_assign, n_thr,
                                        self._fingerprint_bits)
             col_offsets = cells.column_offsets()
@@ -397,7 +412,8 @@ default="laplacian"
                         cells=cells)
         for a in (widths, shifts, n_cells, col_offsets):  # public copies, read-only as in
             a.flags.writeable = False                     # every randfeat transformer
-        attrs = {"kernel_": kern, "widths_": widths, "shifts_": shifts, "hash_salt_": salt,
+        attrs = {"kernel_": kern, "sigma_": kern.sigma, "widths_": widths, "shifts_": shifts,
+                 "hash_salt_": salt,
                  "n_cells_": n_cells, "column_offsets_": col_offsets, "n_columns_": n_columns,
                  "_fitted": state}
         return state, attrs, assign
@@ -426,30 +442,22 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (float32/float64 kept, integers become float64; finite).
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time: the fit of the dense array, bit for bit.
         y : ignored
 
         Returns
         -------
         self : RandomBinningFeatures
         """
-        if _dask.is_dask_array(X):
-            rs = self.random_state
-            _dask.fit(self, X)
-            if rs is None and self.random_state is None:
-                # randfeat.dask drew the grids from a frozen fresh seed and restored None: the
-                # fit belongs to random_state=None (else transform would see it as changed)
-                self.__dict__["_fitted_params"]["random_state"] = None
-            return self
         self._fit_binning(X, store_assign=False)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
-        if _dask.is_dask_array(X):
-            return self.fit(X).transform(X)
         X, state, assign = self._fit_binning(X, store_assign=True)
         if assign is None:
             return self._transform_hashed(X, state)
@@ -460,9 +468,12 @@ default="laplacian"
     # -- transform -------------------------------------------------------------------------------
     def _transform_hashed(self, X, state):
         n, P = X.shape[0], state.shifts.shape[0]
+        _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
-        _binning.hashed_columns(X, state.shifts, state.inv_widths, np.uint64(state.salt),
-                                np.uint64(state.hash_size), cols, self._n_threads())
+        nt = self._n_threads()
+        for a, b, Xb in _dense_row_blocks(X):     # the whole array, or sparse rows densified
+            _binning.hashed_columns(Xb, state.shifts, state.inv_widths, np.uint64(state.salt),
+                                    np.uint64(state.hash_size), cols[a:b], nt)
         return _csr_full(cols, X.dtype, state.n_columns)
 
     def transform(self, X):
@@ -470,7 +481,10 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time (at most 2**20 entries): the dense array's output, bit
+            for bit.  Zeros are coordinates like any other: every coordinate is binned.
 
         Returns
         -------
@@ -478,15 +492,17 @@ default="laplacian"
             One entry :math:`1/\\sqrt{P}` per grid (exact mode: per grid whose cell was occupied
             in ``fit``; hashing mode: every grid), column indices sorted within rows.
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         state = self._fitted_state()["_fitted"]
-        X = self._validate_X(X, reset=False)
+        X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
         if state.cells is None:
             return self._transform_hashed(X, state)
         n, P = X.shape[0], state.shifts.shape[0]
+        _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
-        n_unseen = _binning.lookup_columns(X, state.cells, cols, self._n_threads())
+        nt = self._n_threads()
+        n_unseen = 0
+        for a, b, Xb in _dense_row_blocks(X):     # the whole array, or sparse rows densified
+            n_unseen += _binning.lookup_columns(Xb, state.cells, cols[a:b], nt)
         if n_unseen == 0:
             return _csr_full(cols, X.dtype, state.n_columns)
         seen = cols >= 0
@@ -502,7 +518,9 @@ default="laplacian"
     def _n_features_out(self):
         return self.n_columns_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
+
+def _short(sigma):
+    """``sigma`` for a message (an ARD array by its range)."""
+    if isinstance(sigma, np.ndarray):
+        return f"array of {sigma.size} length scales in [{sigma.min():g}, {sigma.max():g}]"
+    return repr(sigma)

@@ -5,6 +5,11 @@ Every loader reads local files only: it never downloads and never substitutes an
 The folder searched is, in order, the ``data_home`` argument, the ``RANDFEAT_DATA`` environment
 variable, and ``~/randfeat_data``.  A missing file raises :class:`DatasetNotFoundError` (a
 :class:`FileNotFoundError`) naming the file, the folder searched and where to obtain the file.
+A file that is present but cannot be read as the dataset — a directory in its place, empty, a
+truncated or damaged gzip/zip archive, an archive of nothing, binary data (NUL bytes), rows of
+the wrong layout, no data rows — raises :class:`DatasetFileError` (an :class:`OSError` and a
+:class:`ValueError`) naming the file, what is wrong with it and where to obtain a fresh copy.  A
+loader never returns part of a dataset.
 
 Each loader returns a :class:`sklearn.utils.Bunch` with
 
@@ -28,12 +33,15 @@ import gzip
 import io
 import os
 import zipfile
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
 
 __all__ = [
+    "DatasetFileError",
     "DatasetNotFoundError",
     "DATASETS",
     "get_data_home",
@@ -60,6 +68,64 @@ class DatasetNotFoundError(FileNotFoundError):
     """A dataset file is not in the data folder (the message says where to obtain it)."""
 
 
+class DatasetFileError(OSError, ValueError):
+    """A dataset file is present but cannot be read as that dataset.
+
+    A directory in its place, an empty file, a truncated or damaged gzip/zip archive, an archive
+    of nothing, binary data, rows of the wrong layout or no data rows.  The message names the
+    file, what is wrong and where to obtain a fresh copy.  Both an :class:`OSError` (the file is
+    unusable) and a :class:`ValueError` (its content is not the dataset), like
+    :class:`io.UnsupportedOperation`.
+    """
+
+
+class _DataFile(os.PathLike):
+    """A data file found by :func:`_find`: its path and where a fresh copy comes from.
+
+    Behaves as the path (``os.fspath``, ``str``, ``.name``, ``.suffix``) for the readers."""
+
+    __slots__ = ("path", "source")
+
+    def __init__(self, path: Path, source: str):
+        self.path, self.source = Path(path), source
+
+    def __fspath__(self):
+        return str(self.path)
+
+    def __str__(self):
+        return str(self.path)
+
+    def __repr__(self):
+        return f"_DataFile({str(self.path)!r})"
+
+    name = property(lambda self: self.path.name)
+    suffix = property(lambda self: self.path.suffix)
+
+
+_FIX = ("Replace it with a fresh copy from {source} (see the loader's docstring); randfeat "
+        "never loads part of a dataset.")
+_SNIFF = 1 << 16  # bytes of decompressed content inspected before parsing
+
+
+def _error(f, message):
+    """DatasetFileError: ``message`` and how to replace the file ``f``."""
+    source = getattr(f, "source", "its source (see the loader's docstring)")
+    return DatasetFileError(f"{message.rstrip('. ')}. " + _FIX.format(source=source))
+
+
+def _damaged(f, dataset, problem):
+    """DatasetFileError: ``{dataset}: '{file}' {problem}. Replace it with a fresh copy ...``."""
+    return _error(f, f"{dataset}: {str(f)!r} {problem}")
+
+
+def _short(exc, limit=160):
+    """``str(exc)`` cut to ``limit`` characters, NUL bytes shown as ``\\x00`` (a parser's message
+    can quote a whole 50 MB line)."""
+    text = str(exc).replace("\x00", "\\x00")
+    text = text.split("; use `usecols`", 1)[0]  # numpy's hint is for code, not for a data file
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} chars cut]"
+
+
 def get_data_home(data_home=None) -> Path:
     """Folder searched for data files.
 
@@ -70,12 +136,15 @@ def get_data_home(data_home=None) -> Path:
 
 
 def _find(data_home, names, *, dataset, source):
-    """Path of the first of ``names`` present in the data folder, else DatasetNotFoundError."""
+    """The first of ``names`` present in the data folder, checked by :func:`_check_file`; else
+    DatasetNotFoundError."""
     home = get_data_home(data_home)
     for name in names:
         p = home / name
-        if p.is_file():
-            return p
+        if p.exists():
+            f = _DataFile(p, source)
+            _check_file(f, dataset)
+            return f
     how = ("the data_home argument" if data_home is not None else
            "$RANDFEAT_DATA" if os.environ.get("RANDFEAT_DATA") else
            f"the default {DEFAULT_DATA_HOME} (set RANDFEAT_DATA or pass data_home)")
@@ -85,48 +154,124 @@ def _find(data_home, names, *, dataset, source):
         f"it in that folder. randfeat never downloads or substitutes data.")
 
 
-def _open_text(path: Path):
+def _check_file(f, dataset):
+    """Cheap checks before parsing: a regular, non-empty file; for ``.gz`` the gzip signature,
+    for ``.zip`` a readable archive with a member; a decompressed start that is not empty and
+    holds no NUL byte (text tables never do).  Raises DatasetFileError."""
+    p = f.path
+    if p.is_dir():
+        raise _damaged(f, dataset, "is a directory, not a data file (remove or rename the "
+                                   "directory)")
+    with _reading(f, dataset):
+        if not p.is_file():
+            raise _damaged(f, dataset, "is not a regular file")
+        size = p.stat().st_size
+        if size == 0:
+            raise _damaged(f, dataset, "is empty (0 bytes)")
+        if p.suffix == ".gz":
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+            if magic != b"\x1f\x8b":
+                raise _damaged(f, dataset, f"is not a gzip file (it starts with {magic!r}, not "
+                                           "the gzip signature b'\\x1f\\x8b') although its name "
+                                           "ends in .gz")
+        elif p.suffix == ".zip" and not zipfile.is_zipfile(p):
+            raise _damaged(f, dataset, f"is not a readable zip archive ({size} bytes without a "
+                                       "zip central directory: truncated or not a zip file)")
+        with _open_binary(f, dataset) as fh:
+            head = fh.read(_SNIFF)
+    what = ("decompresses to nothing (a gzip archive of 0 bytes)" if p.suffix == ".gz" else
+            "holds an empty member" if p.suffix == ".zip" else "is empty")
+    if not head:
+        raise _damaged(f, dataset, what)
+    k = head.find(b"\0")
+    if k >= 0:
+        raise _damaged(f, dataset, f"holds binary data, not a text table (a NUL byte at "
+                                   f"{'decompressed ' if p.suffix in ('.gz', '.zip') else ''}"
+                                   f"offset {k})")
+
+
+@contextmanager
+def _reading(f, dataset):
+    """Turn the errors of reading a damaged file (truncated or corrupt gzip/zip stream, an OS
+    error) into a DatasetFileError naming the file."""
+    try:
+        yield
+    except DatasetFileError:
+        raise
+    except EOFError as exc:
+        raise _damaged(f, dataset, "is truncated: its compressed stream ends before the "
+                                   "end-of-stream marker (an interrupted download or copy)") \
+            from exc
+    except (gzip.BadGzipFile, zlib.error, zipfile.BadZipFile) as exc:
+        raise _damaged(f, dataset, f"is a damaged archive ({type(exc).__name__}: "
+                                   f"{_short(exc)})") from exc
+    except UnicodeDecodeError as exc:
+        raise _damaged(f, dataset, f"is not text in the expected encoding ({_short(exc)})") \
+            from exc
+    except OSError as exc:
+        raise _damaged(f, dataset, f"cannot be read ({type(exc).__name__}: {_short(exc)})") \
+            from exc
+
+
+def _zip_member(zf, f, dataset):
+    members = [m for m in zf.namelist() if not m.endswith("/") and "__MACOSX" not in m]
+    if not members:
+        raise _damaged(f, dataset, "is a zip archive with no file in it")
+    return members[0]
+
+
+def _open_binary(f, dataset="dataset"):
+    """Binary handle on the decompressed content of a plain, .gz or single-member .zip file."""
+    p = Path(f)
+    if p.suffix == ".gz":
+        return gzip.open(p, "rb")
+    if p.suffix == ".zip":
+        zf = zipfile.ZipFile(p)
+        return zf.open(_zip_member(zf, f, dataset))
+    return open(p, "rb")
+
+
+def _open_text(path, dataset="dataset"):
     """Text handle for plain, .gz or single-member .zip files."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="latin-1")
-    if path.suffix == ".zip":
-        zf = zipfile.ZipFile(path)
-        members = [m for m in zf.namelist() if not m.endswith("/") and "__MACOSX" not in m]
-        return io.TextIOWrapper(zf.open(members[0]), encoding="latin-1")
-    return open(path, encoding="latin-1")
+    return io.TextIOWrapper(_open_binary(path, dataset), encoding="latin-1")
 
 
 def _loadtxt(path, *, dataset, **kw):
-    """``np.loadtxt`` of a data file, always 2-D; a malformed file (ragged rows, text in a numeric
-    column) raises a ValueError naming the dataset and the file."""
+    """``np.loadtxt`` of a data file, always 2-D; a damaged archive or a malformed table (ragged
+    rows, text in a numeric column) raises a DatasetFileError naming the dataset and the file."""
     try:
-        with _open_text(path) as f:
+        with _reading(path, dataset), _open_text(path, dataset) as f:
             return np.loadtxt(f, ndmin=2, **kw)
+    except DatasetFileError:
+        raise
     except ValueError as exc:
-        raise ValueError(f"{dataset}: cannot read {str(path)!r} as a numeric table ({exc}); the "
-                         f"file is malformed or not the expected one") from exc
+        raise _error(path, f"{dataset}: cannot read {str(path)!r} as a numeric table "
+                           f"({_short(exc)}); the file is malformed or not the expected one") \
+            from exc
 
 
 def _check_columns(A, path, *, dataset, expected, what="columns"):
-    """The table read from ``path`` must have ``expected`` columns (an int, or a set of ints)."""
+    """The table read from ``path`` must have ``expected`` columns (an int, or a set of ints)
+    and at least one row."""
+    if A.shape[0] == 0:
+        raise _damaged(path, dataset, "holds no data rows")
     ok = A.shape[1] in expected if isinstance(expected, (set, frozenset)) else (
         A.shape[1] == expected)
     if not ok:
         want = " or ".join(map(str, sorted(expected))) if isinstance(expected, (set, frozenset)) \
             else str(expected)
-        raise ValueError(f"{dataset}: expected {want} {what} in {str(path)!r}, got "
-                         f"{A.shape[1]} (table of shape {A.shape}); the file is not the expected "
-                         f"version or is damaged")
-    if A.shape[0] == 0:
-        raise ValueError(f"{dataset}: {str(path)!r} holds no data rows")
+        raise _error(path, f"{dataset}: expected {want} {what} in {str(path)!r}, got "
+                           f"{A.shape[1]} (table of shape {A.shape}); the file is not the "
+                           f"expected version or is damaged")
     return A
 
 
 def _check_rows(n_a, path_a, n_b, path_b, *, dataset):
     if n_a != n_b:
-        raise ValueError(f"{dataset}: {str(path_a)!r} has {n_a} rows but {str(path_b)!r} has "
-                         f"{n_b}; they must describe the same rows (one file is truncated or "
-                         f"from another version)")
+        raise _error(path_b, f"{dataset}: {str(path_a)!r} has {n_a} rows but {str(path_b)!r} "
+                             f"has {n_b}; they must describe the same rows (one file is "
+                             f"truncated or from another version)")
 
 
 def _bunch(name, X, y, *, feature_names, target_name, task, descr, provenance, is_test=None,
@@ -152,7 +297,7 @@ def load_cpu_act(data_home=None):
                  source="OpenML dataset 'cpu_act' / Torgo's regression collection (DELVE "
                         "comp-activ); copy used here: github genyang/datasets cpu_act.arff")
     rows = []
-    with _open_text(path) as f:
+    with _reading(path, "cpu_act"), _open_text(path, "cpu_act") as f:
         data = False
         for line in f:
             s = line.strip()
@@ -162,11 +307,14 @@ def load_cpu_act(data_home=None):
                 rows.append(s)
             elif s.lower().startswith("@data"):
                 data = True
+    if not data:
+        raise _damaged(path, "cpu_act", "has no @data line (not an ARFF file, or cut before its "
+                                        "data)")
     try:
         A = np.loadtxt(io.StringIO("\n".join(rows)), delimiter=",", ndmin=2)
     except ValueError as exc:
-        raise ValueError(f"cpu_act: cannot read the @data section of {str(path)!r} as a numeric "
-                         f"table ({exc})") from exc
+        raise _error(path, f"cpu_act: cannot read the @data section of {str(path)!r} as a "
+                           f"numeric table ({_short(exc)})") from exc
     _check_columns(A, path, dataset="cpu_act", expected=22)
     return _bunch(
         "cpu_act", A[:, :21], A[:, 21], feature_names=CPU_FEATURES, target_name="usr",
@@ -247,14 +395,14 @@ def load_parkinsons(data_home=None, *, target="total_UPDRS"):
                  dataset="parkinsons",
                  source="UCI Parkinsons Telemonitoring (archive.ics.uci.edu/dataset/189); copy: "
                         "github behnazrzf/Parkinson-s_Telemonitoring data/parkinsons_updrs.data")
-    with _open_text(path) as f:
+    with _reading(path, "parkinsons"), _open_text(path, "parkinsons") as f:
         header = f.readline().strip().split(",")
     A = _check_columns(_loadtxt(path, dataset="parkinsons", delimiter=",", skiprows=1), path,
                        dataset="parkinsons", expected=len(header),
                        what=f"columns (as many as the header names, {len(header)})")
     if target not in header:
-        raise ValueError(f"parkinsons: the header of {str(path)!r} has no column {target!r} "
-                         f"(columns: {header})")
+        raise _error(path, f"parkinsons: the header of {str(path)!r} has no column "
+                           f"{target!r} (columns: {_short(header, 400)})")
     j = header.index(target)
     keep = [i for i in range(A.shape[1]) if i != j]
     return _bunch(
@@ -334,7 +482,7 @@ def load_ct_slices(data_home=None):
                              "slice_localization_data.zip"], dataset="ct_slices",
                  source="UCI https://archive.ics.uci.edu/dataset/206 "
                         "(slice_localization_data.zip)")
-    with _open_text(path) as f:
+    with _reading(path, "ct_slices"), _open_text(path, "ct_slices") as f:
         header = f.readline().strip().split(",")
     A = _check_columns(_loadtxt(path, dataset="ct_slices", delimiter=",", skiprows=1), path,
                        dataset="ct_slices", expected=len(header),
@@ -384,8 +532,20 @@ def load_adult(data_home=None):
            "binary.html#a9a)")
     ptr = _find(data_home, ["a9a.gz", "a9a"], dataset="adult (a9a)", source=src)
     pte = _find(data_home, ["a9a.t.gz", "a9a.t"], dataset="adult (a9a.t)", source=src)
-    Xtr, ytr = load_svmlight_file(str(ptr), n_features=123)
-    Xte, yte = load_svmlight_file(str(pte), n_features=123)
+    parts = []
+    for p, what in ((ptr, "adult (a9a)"), (pte, "adult (a9a.t)")):
+        try:
+            with _reading(p, what):
+                Xp, yp = load_svmlight_file(str(p), n_features=123)
+        except DatasetFileError:
+            raise
+        except ValueError as exc:
+            raise _damaged(p, what, f"cannot be read as a LIBSVM (svmlight) file of 123 features "
+                                    f"({_short(exc)})") from exc
+        if Xp.shape[0] == 0:
+            raise _damaged(p, what, "holds no data rows")
+        parts.append((Xp, yp))
+    (Xtr, ytr), (Xte, yte) = parts
     X = sp.vstack([Xtr, Xte]).tocsr()
     y = np.concatenate([ytr, yte]).astype(int)
     is_test = np.r_[np.zeros(Xtr.shape[0], bool), np.ones(Xte.shape[0], bool)]
@@ -424,21 +584,21 @@ def load_letter(data_home=None):
                         "the KEEL copy), or UCI https://archive.ics.uci.edu/dataset/59 "
                         "(letter-recognition.data)")
     rows, lines = [], []
-    with _open_text(path) as f:
+    with _reading(path, "letter"), _open_text(path, "letter") as f:
         for i, line in enumerate(f, start=1):
             s = line.strip()
             if not s or s.startswith(("@", "%")):
                 continue
             fields = [t.strip() for t in s.split(",")]
             if len(fields) != 17:
-                raise ValueError(f"letter: line {i} of {str(path)!r} has {len(fields)} "
-                                 f"comma-separated fields, expected 17 (16 attributes and the "
-                                 f"class letter); the file is not the expected version or is "
-                                 f"damaged")
+                raise _error(path, f"letter: line {i} of {str(path)!r} has {len(fields)} "
+                                   f"comma-separated fields, expected 17 (16 attributes and "
+                                   f"the class letter); the file is not the expected version "
+                                   f"or is damaged")
             rows.append(fields)
             lines.append(i)
     if not rows:
-        raise ValueError(f"letter: {str(path)!r} holds no data rows")
+        raise _damaged(path, "letter", "holds no data rows")
     A = np.asarray(rows, dtype=object)
     cls = 0 if A[0, 0].isalpha() else 16  # UCI: class first; KEEL: class last
     feat = [j for j in range(17) if j != cls]
@@ -446,9 +606,10 @@ def load_letter(data_home=None):
     bad = np.flatnonzero(~np.isin(labels, LETTER_CLASSES))
     if len(bad):
         k = bad[0]
-        raise ValueError(f"letter: line {lines[k]} of {str(path)!r}: class {str(labels[k])!r} "
-                         f"is not a capital letter A-Z (the {'first' if cls == 0 else 'last'} "
-                         f"field); the file is not the expected version or is damaged")
+        raise _error(path, f"letter: line {lines[k]} of {str(path)!r}: class "
+                           f"{_short(labels[k], 40)!r} is not a capital letter A-Z (the "
+                           f"{'first' if cls == 0 else 'last'} field); the file is not the "
+                           f"expected version or is damaged")
     try:
         X = A[:, feat].astype(np.float64)
     except ValueError:
@@ -456,8 +617,8 @@ def load_letter(data_home=None):
             try:
                 np.asarray(r, dtype=np.float64)
             except ValueError as exc:
-                raise ValueError(f"letter: line {lines[k]} of {str(path)!r} has a non-numeric "
-                                 f"attribute ({exc})") from None
+                raise _error(path, f"letter: line {lines[k]} of {str(path)!r} has a "
+                                   f"non-numeric attribute ({_short(exc)})") from None
         raise
     y = np.fromiter((ord(c) - ord("A") for c in labels), dtype=np.intp, count=len(labels))
     return _bunch(
@@ -495,14 +656,23 @@ def load_kddcup99(data_home=None):
                  dataset="kddcup99 (10%)",
                  source="UCI KDD Archive (kdd.ics.uci.edu/databases/kddcup99/"
                         "kddcup.data_10_percent.gz); copy: github Kapetis/ST2")
-    with _open_text(path) as f:
+    with _reading(path, "kddcup99"), _open_text(path, "kddcup99") as f:
         raw = f.read()
-    if raw.count("\n") and len(raw.split("\n", 1)[0].split(",")) != 42:
-        raise ValueError(f"kddcup99: expected 42 comma-separated fields per line in {path}")
+    first = raw.lstrip("\n").split("\n", 1)[0]
+    if not first:
+        raise _damaged(path, "kddcup99", "holds no data rows")
+    if len(first.split(",")) != 42:
+        raise _error(path, f"kddcup99: expected 42 comma-separated fields per line in "
+                           f"{str(path)!r}, the first line has {len(first.split(','))}")
     num = [j for j in range(41) if j not in KDD_CATEGORICAL]
-    Xnum = np.loadtxt(io.StringIO(raw), delimiter=",", usecols=num, dtype=np.float64, ndmin=2)
-    S = np.loadtxt(io.StringIO(raw), delimiter=",", usecols=[*KDD_CATEGORICAL, 41], dtype=str,
-                   ndmin=2)
+    try:
+        Xnum = np.loadtxt(io.StringIO(raw), delimiter=",", usecols=num, dtype=np.float64,
+                          ndmin=2)
+        S = np.loadtxt(io.StringIO(raw), delimiter=",", usecols=[*KDD_CATEGORICAL, 41],
+                       dtype=str, ndmin=2)
+    except ValueError as exc:
+        raise _damaged(path, "kddcup99", f"cannot be read as a table of 42 comma-separated "
+                                         f"fields ({_short(exc)})") from exc
     del raw
     blocks, names = [Xnum], [KDD_NAMES[j] for j in num]
     for k, j in enumerate(KDD_CATEGORICAL):

@@ -8,23 +8,31 @@ parameters take O(n) memory.  The whole per-row pipeline runs in one compiled ke
 
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 import weakref
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat import dask as _dask
-from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
+from randfeat._base import (
+    RandomFeaturesBase,
+    _odd_paired,
+    ard_blocks,
+    ard_parts,
+    resolve_kernel,
+)
 from randfeat._lib import _fastfood
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     SIGMA_CONSTRAINT,
+    check_allocation,
     next_power_of_two,
 )
 from randfeat.kernels import BallSumKernel, ShiftInvariantKernel
@@ -84,21 +92,33 @@ class Fastfood(RandomFeaturesBase):
         Non-isotropic kernels (``"laplacian"``, ``"cauchy"``) raise ValueError: Fastfood's rows
         have uniformly random directions, so it needs a spherically symmetric spectrum — use
         :class:`randfeat.RandomFourierFeatures` for those.
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Bandwidth (length scale) of a kernel given by name (None: 1.0), k(Δ) = exp(-‖Δ‖² / (2σ²))
-        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  ``"scale"`` and
-        ``"median"`` choose it from X as in :class:`randfeat.RandomFourierFeatures`.  Must be
-        None with a kernel instance (it has its own; ValueError otherwise).
+        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  An array gives one
+        length scale per feature (ARD): k(x, y) = k₁((x - y)/σ) coordinate-wise, the unit-scale
+        map of x / σ, formed as ``x * (1 / sigma)`` a block of rows at a time (in cache, no
+        copy of X; bit-identical to ``sigma=1`` on ``X * (1 / sigma)``); equal scales are the
+        scalar map, bit for bit.  ``"scale"`` and ``"median"`` choose it from X as in
+        :class:`randfeat.RandomFourierFeatures`.  Must be None with a kernel instance (it has
+        its own, possibly ARD; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
-    t : int, default=1
-        Number of summed uniform-ball points for ``kernel="ballsum"`` (ignored otherwise).
+    kernel_params : dict or None, default=None
+        Extra parameters of a kernel given by name, e.g. ``{"t": 2}`` (the number of summed
+        uniform-ball points of ``"ballsum"``, default 1) or ``{"nu": 2.5}`` for ``"matern"``
+        (the one way of every randfeat estimator; a kernel instance carries its own).
+    t : int, default="deprecated"
+        Deprecated: use ``kernel_params={"t": t}`` (the same path; removed in a future
+        release).  Number of summed uniform-ball points for ``kernel="ballsum"`` (ignored for
+        other kernels).
     radial : callable or None, default=None
         Custom spectral radial law: ``radial(n, d, rng) -> ndarray (n,)`` of non-negative row
         lengths for unit bandwidth (``rng`` a :class:`numpy.random.Generator`, ``d`` the padded
         dimension); the rows of V get lengths ``radial(...) / sigma``.  Overrides ``kernel``'s
         radial law; ``kernel_`` is then None (the approximated kernel is the isotropic one with that
-        radial spectral law, at bandwidth ``sigma``).
+        radial spectral law, at bandwidth ``sigma``).  The bandwidth follows the rule of every
+        estimator: ``sigma`` (None: 1.0; "scale"/"median": from X) with a kernel given by name,
+        the instance's own with a kernel instance (``sigma`` must then stay None).
     scaling : {"radial", "none"}, default="radial"
         ``"radial"``: S from the kernel's radial law (above).  ``"none"``: no S (``S_`` is all
         ones), so :math:`V' = H G \Pi H B / (\sigma\sqrt d)`, the matrix of LSS
@@ -108,7 +128,7 @@ class Fastfood(RandomFeaturesBase):
         Seed of the random parameters (drawn in float64, so float32 and float64 fits share them).
     n_threads : int or None, default=None
         Threads for transform (None: all CPUs; negative: count back). The output does not depend
-        on it.
+        on it, nor on the batch: each row is computed by itself (the same bits in any batch).
 
     Attributes
     ----------
@@ -146,9 +166,9 @@ class Fastfood(RandomFeaturesBase):
     kernel_ : ShiftInvariantKernel or None
         The exact kernel approximated (for ``"ballsum"`` a BallSumKernel of dimension
         ``d_padded_``); None for a custom ``radial`` and for ``scaling="none"``.
-    sigma_ : float
+    sigma_ : float or ndarray of shape (n_features_in_,)
         Bandwidth used in V (``sigma``, the data-driven value, or the kernel instance's
-        ``sigma``).
+        ``sigma``); a read-only float64 array for ARD length scales.
 
     parameter_nbytes_ : int
         Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_):
@@ -180,7 +200,7 @@ class Fastfood(RandomFeaturesBase):
 
     The "Fastfood FFT" comparison map of LSS §6.1 (:math:`\Pi R B` with a real DFT R, no G or S)
     does not approximate a kernel and is not part of this estimator (it was
-    ``projection="fft"``); ``paper_figures`` uses the private ``randfeat._fastfood_fft``.
+    ``projection="fft"``); it lives with its only user, ``paper_figures/_fastfood_fft.py``.
 
     References
     ----------
@@ -205,7 +225,8 @@ class Fastfood(RandomFeaturesBase):
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
-        "t": [Interval(Integral, 1, None, closed="left")],
+        "kernel_params": [dict, None],
+        "t": [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))],
         "radial": [callable, None],
         "scaling": [StrOptions({"radial", "none"})],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -213,11 +234,15 @@ class Fastfood(RandomFeaturesBase):
     }
     _accept_sparse = ("csr", "csc")
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 t=1, radial=None, scaling="radial", random_state=None, n_threads=None):
+    _dask_fit_reads_shape = True
+
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, kernel_params=None,
+                 features="paired", t="deprecated", radial=None, scaling="radial",
+                 random_state=None, n_threads=None):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.kernel_params = kernel_params
         self.features = features
         self.t = t
         self.radial = radial
@@ -226,31 +251,48 @@ class Fastfood(RandomFeaturesBase):
         self.n_threads = n_threads
 
     # ------------------------------------------------------------------ fit
+    def _kernel_params(self, d):
+        """``kernel_params`` of a kernel given by name, with the deprecated ``t`` folded in (for
+        ``"ballsum"``, whose ball is of the padded dimension ``d``)."""
+        params = dict(self.kernel_params or {})
+        ballsum = isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum",
+                                                                                "ball_sum")
+        if not isinstance(self.t, str):
+            warnings.warn("Fastfood(t=...) is deprecated and will be removed: pass "
+                          f"kernel_params={{'t': {self.t!r}}} (the same kernel)", FutureWarning,
+                          stacklevel=5)
+            if ballsum:
+                if params.get("t", self.t) != self.t:
+                    raise ValueError(f"Fastfood: t={self.t!r} and kernel_params={params!r} "
+                                     "disagree; pass t in kernel_params only")
+                params["t"] = int(self.t)
+        if ballsum:
+            params.setdefault("dim", d)
+        return params
+
     def _fastfood_kernel(self, X, d):
-        """(kernel_, sigma_) for the row-length law; raises for non-isotropic kernels."""
+        """(kernel_, the kernel of the length scale) for the row-length law, by the rule of every
+        estimator (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.
+        With a custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is
+        None."""
         if self.radial is not None:
-            if isinstance(self.kernel, ShiftInvariantKernel):
-                sigma = self.kernel.sigma if self.sigma is None else self.sigma
-            else:
-                sigma = self.sigma
-            if isinstance(sigma, str):
-                return None, data_sigma(sigma, X)
-            return None, 1.0 if sigma is None else float(sigma)
-        params = {}
-        if isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum", "ball_sum"):
-            params = {"t": int(self.t), "dim": d}
-        k = self._resolve_kernel(X, "fastfood", **params)
+            k = resolve_kernel(self.kernel, self.sigma, X, who="Fastfood",
+                               **(self.kernel_params or {}))
+            return None, k
+        k = self._resolve_kernel(X, "fastfood", **self._kernel_params(d))
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
-                f"Fastfood: the ball-sum kernel instance has dim={k.dim} but Fastfood samples in "
-                f"the padded dimension d_padded_={d}; pass kernel='ballsum' (with t=...) or a "
-                f"BallSumKernel(dim={d})")
+                f"Fastfood: the ball-sum kernel has dim={k.dim} but Fastfood samples in the "
+                f"padded dimension d_padded_={d}; pass kernel='ballsum' (with "
+                f"kernel_params={{'t': ...}}) or a BallSumKernel(dim={d})")
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) is None:
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
-        return k, float(k.sigma)
+        return k, k
 
-    def _row_lengths(self, n, d, rng, kernel, sigma):
-        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma)."""
+    def _row_lengths(self, n, d, rng, kernel):
+        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma):
+        from ``radial``, or the kernel's radial law at unit length scale (σ is applied once, in
+        the transform)."""
         if self.radial is not None:
             s = np.asarray(self.radial(n, d, rng), dtype=np.float64)
             if s.shape != (n,) or not np.all(np.isfinite(s)) or np.any(s < 0):
@@ -259,7 +301,9 @@ class Fastfood(RandomFeaturesBase):
                     f"lengths (shape ({n},)); got shape {s.shape}"
                     + ("" if s.shape != (n,) else " with negative or non-finite values"))
             return s
-        return sigma * np.asarray(kernel.sample_radius(n, d, rng), dtype=np.float64)
+        unit = copy.copy(kernel)
+        unit.sigma = 1.0
+        return np.asarray(unit.sample_radius(n, d, rng), dtype=np.float64)
 
     def _build(self, X):
         """The fitted state for X (published in one step by ``_fit_atomic``)."""
@@ -270,14 +314,16 @@ class Fastfood(RandomFeaturesBase):
         d = next_power_of_two(X.shape[1])
         n_freq = D // 2 + D % 2 if paired else D
         n_blocks = -(-n_freq // d)
-        kernel, sigma = self._fastfood_kernel(X, d)
+        kernel, scaled = self._fastfood_kernel(X, d)
         rng = self._rng()
+        check_allocation(n_blocks * d * 48, f"the random parameters ({n_blocks} blocks of {d})",
+                         f"n_components={D}", func="Fastfood.fit")
         # One random stream in float64 (identical for float32 and float64 fits), in this order.
         B = (2 * rng.integers(0, 2, size=(n_blocks, d), dtype=np.int8) - 1).astype(np.int8)
         B_packed = np.packbits(B < 0, axis=1, bitorder="little")
         P = rng.permuted(np.tile(np.arange(d, dtype=np.int32), (n_blocks, 1)), axis=1)
         G = rng.standard_normal((n_blocks, d))
-        s = self._row_lengths(n_blocks * d, d, rng, kernel, sigma).reshape(n_blocks, d)
+        s = self._row_lengths(n_blocks * d, d, rng, kernel).reshape(n_blocks, d)
         if self.scaling == "none":          # V' = H G Pi H B / (sigma sqrt d): no S
             S = np.ones(n_freq)
             kernel = None
@@ -289,9 +335,9 @@ class Fastfood(RandomFeaturesBase):
         elif D % 2:  # odd paired width: the last row is one phase-shifted feature
             off = rng.uniform(0.0, 2.0 * np.pi, size=1)
         state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "kernel_": kernel,
-                 "sigma_": sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
+                 "sigma_": scaled.sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
                  "S_": S.astype(dtype), "offsets_": None if off is None else off.astype(dtype),
-                 "_n_features_out": D}
+                 "_n_features_out": D, "_ard": ard_parts(scaled)}
         for name in ("B_packed_", "P_", "G_", "S_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False
@@ -312,8 +358,6 @@ class Fastfood(RandomFeaturesBase):
         -------
         self : Fastfood
         """
-        if _dask.is_dask_array(X):
-            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
@@ -408,21 +452,40 @@ class Fastfood(RandomFeaturesBase):
         G, S, off = self._params(dtype)
         n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
         log_d = d.bit_length() - 1
-        scale = 1.0 / (self.sigma_ * math.sqrt(d))
+        base_sigma, scales = self._ard
+        scale = 1.0 / (base_sigma * math.sqrt(d))
         nt = self._n_threads()
-        params = (X, self.B_packed_, self.P_, G, S)
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        odd = output == "paired" and self._n_features_out % 2  # + the odd width's copy
+        check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
+                                               self._n_features_out),
+                         f"the output ({n} x {self._n_features_out} {dtype.name})",
+                         f"n_components={self._n_features_out}", func="Fastfood.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
+        B, P = self.B_packed_, self.P_
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_paired(*params, out, log_d, scale,
-                                               math.sqrt(2.0 / self._n_features_out), nt)
+            mult = math.sqrt(2.0 / self._n_features_out)
+
+            def run(Xb, ob):
+                return _fastfood.transform_paired(Xb, B, P, G, S, ob, log_d, scale, mult, nt)
         elif output == "phase":
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_phase(*params, off, out, log_d, scale,
-                                              math.sqrt(2.0 / n_freq), nt)
+            mult = math.sqrt(2.0 / n_freq)
+
+            def run(Xb, ob):
+                return _fastfood.transform_phase(Xb, B, P, G, S, off, ob, log_d, scale, mult,
+                                                 nt)
         else:
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.project(*params, out, log_d, scale, nt)
+
+            def run(Xb, ob):
+                return _fastfood.project(Xb, B, P, G, S, ob, log_d, scale, nt)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch; with
+        # ARD scales the rows of V act on x * (1 / sigma), formed a block of rows at a time
+        if scales is None:
+            n_bad = run(X, out)
+        else:
+            n_bad = sum(run(Xb, out[a:b]) for a, b, Xb in ard_blocks(X, scales))
         self._check_projections(n_bad, X)
         return out
 
@@ -453,8 +516,6 @@ class Fastfood(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
         out = self._blocks(X, "paired" if paired else "phase")

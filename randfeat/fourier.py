@@ -11,15 +11,23 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
-from randfeat._sampling import SAMPLINGS, sample_frequencies
-from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
+from randfeat._sampling import SAMPLINGS, check_frequencies, sample_frequencies
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
+    check_allocation,
+)
 from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
+
+# The samplings whose frequencies take ARD length scales by a column-wise division (they draw
+# from the kernel's spectral law without reading X).
+_ARD_SAMPLINGS = frozenset({"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"})
 
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
@@ -115,15 +123,23 @@ class RandomFourierFeatures(RandomFeaturesBase):
         The kernel to approximate: a name of :func:`randfeat.kernels.get_kernel` that has a
         spectral sampler (``"gaussian"`` or its alias ``"rbf"``, ``"laplacian"``, ``"cauchy"``,
         ``"matern"`` (ν = 3/2), ``"ballsum"`` (t = 1)), or a kernel instance such as
-        ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma``.
-    sigma : float, "scale", "median" or None, default None
+        ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma`` and parameters.
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default None
         Length scale of a kernel given by name, > 0 (None: 1.0).  For the Gaussian kernel
         :math:`k = \exp(-\|\Delta\|^2/(2\sigma^2))`; scikit-learn's ``gamma`` is
         :math:`1/(2\sigma^2)`, i.e. ``sigma = 1/sqrt(2*gamma)`` reproduces ``RBFSampler(gamma)``'s
-        kernel.  ``"scale"``: the σ of scikit-learn's ``gamma="scale"``,
+        kernel.  An array gives one length scale per feature (ARD):
+        :math:`k(x, y) = k_1((x - y)/\sigma)` coordinate-wise, with the frequencies of the
+        unit-scale kernel divided by :math:`\sigma_j` column-wise (every ``sampling``; no cost
+        in ``transform``).  ``"scale"``: the σ of scikit-learn's ``gamma="scale"``,
         :math:`\sqrt{d\,\operatorname{Var}(X)/2}`; ``"median"``: the median distance between
-        rows of a seeded subsample of X (see :func:`randfeat._base.data_sigma`).  With a kernel
-        instance ``sigma`` must stay None (ValueError otherwise).
+        rows of a seeded subsample of X, L1 for the Laplacian, Euclidean otherwise (see
+        :func:`randfeat._base.data_sigma`).  With a kernel instance ``sigma`` must stay None
+        (ValueError otherwise; an instance may carry ARD scales itself).
+    kernel_params : dict or None, default None
+        Extra parameters of a kernel given by name, e.g. ``{"nu": 2.5}`` for ``"matern"`` or
+        ``{"t": 2}`` for ``"ballsum"`` (the one way of every randfeat estimator; a kernel
+        instance carries its own).
     features : {"paired", "phase"}, default "paired"
         Which real feature map (above).
     sampling : {"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"}, \
@@ -151,9 +167,9 @@ default "iid"
     ----------
     kernel_ : ShiftInvariantKernel
         The resolved kernel.
-    sigma_ : float
+    sigma_ : float or ndarray of shape (n_features_in_,)
         Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
-        instance's own).
+        instance's own); a read-only float64 array for ARD length scales.
     frequencies_ : ndarray of shape (n_frequencies, n_features_in_)
         Frequencies :math:`\omega_j` as rows, in the dtype of the fitted data: the projections
         are ``X @ frequencies_.T``.  ``n_frequencies`` is ``n_components // 2`` for an even
@@ -164,7 +180,7 @@ default "iid"
     offsets_ : ndarray of shape (n_offsets,) or None
         Phase offsets :math:`b_j` of the phase-shifted features: ``(n_components,)`` for
         ``"phase"``, ``(1,)`` (that of the last frequency) for an odd ``"paired"`` map, None for
-        an even one.  ``random_offset_`` is the same array (scikit-learn's name and layout).
+        an even one.
     n_features_in_ : int
         Number of input features.
     feature_names_in_ : ndarray of str
@@ -195,7 +211,15 @@ default "iid"
     shapes and the machine's CPU count only (under a single-threaded BLAS both ways make the
     same gemm calls), or, in the parallel single-threaded-BLAS case, when the BLAS's gemm is
     found at run time (once per process and dtype, on probe products) to give the same bits
-    however a product is cut, there are only as many blocks as threads.  A different BLAS
+    however a product is cut, there are only as many blocks as threads.  **Not across batches:**
+    a row's features may differ in the last bits with the other rows transformed with it
+    (``transform(X)[i]`` and ``transform(X[i:i + 1])``): the BLAS picks its gemm kernel by the
+    shape of the product (OpenBLAS on AVX-512: a matrix-vector kernel for one row, a small-matrix
+    kernel when rows x frequencies x d <= 1e6 and d >= 32), each summing a row's d products in its
+    own order; the difference is within the rounding of the two projections (the bound of the
+    sparse input below).  :mod:`randfeat.dask` computes rows in fixed tiles, so its transform is
+    bit-identical for any chunking; Fastfood, SORF and random binning are row-wise, bit-identical
+    in any batch.  A different BLAS
     thread count, BLAS or CPU may change the output by an ulp (BLAS picks its kernels and its
     split of the work by thread count, CPU and shape).  Several Python threads may transform
     at once; each gets the bits it would get alone.  Timings are in ``benchmarks/README.md``.
@@ -248,31 +272,46 @@ default "iid"
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
+        "kernel_params": [dict, None],
         "features": [StrOptions({"paired", "phase"})],
         "sampling": [StrOptions(set(SAMPLINGS))],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
     _accept_sparse = ("csr", "csc")
+    _dask_fit_reads_shape = True
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 random_state=None, n_threads=None, sampling="iid"):
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, kernel_params=None,
+                 features="paired", random_state=None, n_threads=None, sampling="iid"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.kernel_params = kernel_params
         self.features = features
         self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
 
     def _build(self, X):
-        kernel = self._resolve_kernel(X, "fourier")
+        kernel = self._resolve_kernel(X, "fourier", **(self.kernel_params or {}))
         d, D = X.shape[1], int(self.n_components)
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
         rng = self._rng()
+        # ARD length scales: the frequencies of the unit-scale kernel divided by sigma column-wise
+        # (omega_j = omega_1j / sigma_j), for every sampling; equal scales are the scalar kernel
+        base, scales = kernel.ard_split()
+        if scales is not None and self.sampling not in _ARD_SAMPLINGS:
+            raise ValueError(
+                f"RandomFourierFeatures: sigma with one length scale per feature (ARD) is not "
+                f"supported with sampling={self.sampling!r}; use one of "
+                f"{sorted(_ARD_SAMPLINGS)}, or a scalar sigma on X / sigma")
+        check_frequencies(base, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
+                          param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
+        W = sample_frequencies(base, n_freq, d, rng, self.sampling, self._n_threads())
+        if scales is not None:
+            W /= scales
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
@@ -302,22 +341,8 @@ default "iid"
         -------
         self : RandomFourierFeatures
         """
-        if _dask.is_dask_array(X):
-            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
-
-    @property
-    def random_offset_(self):
-        """``offsets_`` under scikit-learn's ``RBFSampler`` name (same layout)."""
-        return self.offsets_
-
-    @property
-    def random_weights_(self):
-        raise AttributeError(
-            "RandomFourierFeatures.random_weights_ was renamed frequencies_ (shape "
-            "(n_frequencies, n_features_in_)); scikit-learn's RBFSampler.random_weights_ is its "
-            "transpose")
 
     def _checked_state(self, X):
         """The fitted state, checked against the parameters and X's dtype: (W, b, D)."""
@@ -357,13 +382,14 @@ default "iid"
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
         W, b, D, paired = self._checked_state(X)
         dt = X.dtype
         n, m = X.shape[0], W.shape[0]
         odd = paired and D % 2 == 1
+        check_allocation(n * dt.itemsize * (D + odd * (D + 1)), f"the output ({n} x {D} {dt.name})",
+                         f"n_components={D}", func="RandomFourierFeatures.transform",
+                         fix="transform fewer rows at a time, or lower n_components")
         nt = self._n_threads()
         scale = math.sqrt(2.0 / D)
         if sp.issparse(X):

@@ -3,6 +3,8 @@ and (when RANDFEAT_DATA points at the shared folder) the shapes of the real file
 
 import gzip
 import os
+import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -320,3 +322,169 @@ def test_letter_malformed_file_is_an_error_naming_file_and_line(tiny_copy, edit,
     _rewrite(Path(tiny_copy) / "letter.dat.gz", edit)
     with pytest.raises(ValueError, match=match):
         ds.load_letter(tiny_copy)
+
+
+# ----------------------------------------------------------------------------- damaged files
+# Issue 29: every loader x every kind of damage gives one DatasetFileError naming the file, what
+# is wrong and where to get a fresh copy; never a raw EOFError / BadGzipFile / IndexError, never a
+# partial dataset (an empty a9a.gz used to load the 16,281 test rows alone, an empty kddcup file
+# 0 rows).
+PRIMARY = {
+    "cpu_act": "cpu_act.arff.gz", "census": "house_16H.csv.gz", "adult": "a9a.gz",
+    "kddcup99": "kddcup.data_10_percent.gz", "wine": "winequality-white.csv.gz",
+    "parkinsons": "parkinsons_updrs.data.gz", "insurance": "ticdata2000.txt.gz",
+    "kegg": "keggundirected.csv.gz", "letter": "letter.dat.gz", "covtype": "covtype.data.gz",
+    "ct_slices": "slice_localization_data.csv", "year_prediction_msd": "YearPredictionMSD.txt",
+}
+DAMAGE = {  # kind -> what the message must say is wrong
+    "truncated_gz": r"is truncated: its compressed stream ends before the end-of-stream marker",
+    "garbage_gz": r"is not a gzip file \(it starts with b'.*', not the gzip signature",
+    "corrupt_gz": r"is a damaged archive \((BadGzipFile|error): ",
+    "empty": r"is empty \(0 bytes\)",
+    "empty_gz": r"decompresses to nothing \(a gzip archive of 0 bytes\)",
+    "nul_50MB": r"holds binary data, not a text table \(a NUL byte at (decompressed )?offset 0\)",
+    "directory": r"is a directory, not a data file",
+}
+_NUL_GZ = []
+
+
+def _nul_gz():
+    """gzip of one 50 MB line of NUL bytes (made once; 50 KB compressed)."""
+    if not _NUL_GZ:
+        _NUL_GZ.append(gzip.compress(b"\0" * (50 << 20), compresslevel=1))
+    return _NUL_GZ[0]
+
+
+def _damage(folder, file, kind):
+    """Damage ``folder/file`` in place as ``kind``; return the path the loader will find.  A plain
+    file gets the gzip kinds as ``file.gz`` (the plain one removed)."""
+    target = Path(folder) / file
+    good = target.read_bytes()
+    raw = gzip.decompress(good) if file.endswith(".gz") else good
+    if kind.endswith("_gz") and not file.endswith(".gz"):
+        target.unlink()
+        target = target.with_name(file + ".gz")
+    comp = gzip.compress(raw)
+    if kind == "truncated_gz":
+        target.write_bytes(comp[: len(comp) // 2])
+    elif kind == "garbage_gz":
+        target.write_bytes(np.random.default_rng(0).bytes(4096))
+    elif kind == "corrupt_gz":  # a valid gzip header, then noise
+        target.write_bytes(comp[:10] + np.random.default_rng(1).bytes(len(comp) - 10))
+    elif kind == "empty":
+        target.write_bytes(b"")
+    elif kind == "empty_gz":
+        target.write_bytes(gzip.compress(b""))
+    elif kind == "nul_50MB":
+        target.write_bytes(_nul_gz() if target.name.endswith(".gz") else b"\0" * (50 << 20))
+    elif kind == "directory":
+        target.unlink()
+        target.mkdir()
+        (target / "inside.txt").write_text("not data")
+    return target
+
+
+def _assert_clear(info, target, problem):
+    err, msg = info.value, str(info.value)
+    assert isinstance(err, ds.DatasetFileError) and isinstance(err, OSError | ValueError)
+    assert repr(str(target)) in msg, msg  # names the file (its full path)
+    assert re.search(problem, msg), msg  # says what is wrong
+    assert "Replace it with a fresh copy from " in msg and "docstring" in msg, msg  # how to fix
+    assert len(msg) < 1000 and "\0" not in msg
+
+
+def _only(name, folder):
+    return write_tiny_data(folder, skip=tuple(k for k in ds.DATASETS if k != name))
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+@pytest.mark.parametrize("name", sorted(PRIMARY))
+def test_damaged_file_is_one_clear_error(tmp_path, monkeypatch, name, kind):
+    """The folder comes from $RANDFEAT_DATA (the loader called without data_home)."""
+    folder = _only(name, tmp_path / "data")
+    target = _damage(folder, PRIMARY[name], kind)
+    monkeypatch.setenv("RANDFEAT_DATA", str(folder))
+    with pytest.raises(ds.DatasetFileError) as info:
+        ds.load_dataset(name)
+    _assert_clear(info, target, DAMAGE[kind])
+
+
+@pytest.mark.parametrize("kind", ["truncated_gz", "nul_line"])
+@pytest.mark.parametrize("name", sorted(PRIMARY))
+def test_damage_past_the_first_bytes_is_caught_while_parsing(tmp_path, monkeypatch, name, kind):
+    """With the up-front look at the decompressed start shrunk to 16 bytes, the damage is met by
+    the parser (a truncation deep in a large file, NUL bytes after good rows): the same error
+    class, the file named, the parser's message cut short."""
+    monkeypatch.setattr(ds, "_SNIFF", 16)
+    folder = _only(name, tmp_path)
+    target = Path(folder) / PRIMARY[name]
+    if kind == "truncated_gz":
+        target = _damage(folder, PRIMARY[name], kind)
+        problem = DAMAGE[kind]
+    else:
+        opener = gzip.open if target.name.endswith(".gz") else open
+        with opener(target, "ab") as f:
+            f.write(b"\0" * (1 << 20) + b"\n")
+        problem = r"."
+    with pytest.raises(ds.DatasetFileError) as info:
+        ds.load_dataset(name, folder)
+    _assert_clear(info, target, problem)
+
+
+@pytest.mark.parametrize("name, file", [("adult", "a9a.t.gz"), ("insurance", "ticeval2000.txt.gz"),
+                                        ("insurance", "tictgts2000.txt.gz"),
+                                        ("wine", "winequality-red.csv.gz")])
+@pytest.mark.parametrize("kind", ["truncated_gz", "empty_gz", "directory"])
+def test_damaged_second_file_of_a_dataset(tmp_path, name, file, kind):
+    folder = _only(name, tmp_path)
+    target = _damage(folder, file, kind)
+    kw = {"variant": "both"} if name == "wine" else {}
+    with pytest.raises(ds.DatasetFileError) as info:
+        ds.load_dataset(name, folder, **kw)
+    _assert_clear(info, target, DAMAGE[kind])
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("empty_zip", r"is a zip archive with no file in it"),
+    ("garbage_zip", r"is not a readable zip archive \(4096 bytes without a zip central"),
+    ("truncated_zip", r"is not a readable zip archive \(\d+ bytes without a zip central"),
+    ("empty_member", r"holds an empty member"),
+])
+def test_damaged_ct_slices_zip(tmp_path, kind, problem):
+    """An empty CT-slices zip used to raise a raw IndexError."""
+    folder = _only("ct_slices", tmp_path)
+    csv = Path(folder) / "slice_localization_data.csv"
+    raw = csv.read_bytes()
+    csv.unlink()
+    target = Path(folder) / "slice_localization_data.zip"
+    if kind == "garbage_zip":
+        target.write_bytes(np.random.default_rng(0).bytes(4096))
+    else:
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+            if kind == "empty_member":
+                zf.writestr("slice_localization_data.csv", b"")
+            elif kind == "truncated_zip":
+                zf.writestr("slice_localization_data.csv", raw)
+        if kind == "truncated_zip":
+            target.write_bytes(target.read_bytes()[: target.stat().st_size // 2])
+    with pytest.raises(ds.DatasetFileError) as info:
+        ds.load_ct_slices(folder)
+    _assert_clear(info, target, problem)
+
+
+def test_a_good_zip_still_loads(tmp_path):
+    folder = _only("ct_slices", tmp_path)
+    ref = ds.load_ct_slices(folder)
+    csv = Path(folder) / "slice_localization_data.csv"
+    with zipfile.ZipFile(Path(folder) / "slice_localization_data.zip", "w") as zf:
+        zf.write(csv, "slice_localization_data.csv")
+    csv.unlink()
+    np.testing.assert_array_equal(ds.load_ct_slices(folder).X, ref.X)
+
+
+def test_dataset_file_error_is_caught_as_value_and_os_error(tmp_path):
+    folder = _only("kegg", tmp_path)
+    (Path(folder) / "keggundirected.csv.gz").write_bytes(b"")
+    for cls in (ValueError, OSError):
+        with pytest.raises(cls):
+            ds.load_kegg(folder)
