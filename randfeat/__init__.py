@@ -6,6 +6,11 @@ RandomFourierFeatures  random Fourier features (Rahimi & Recht 2007, Algorithm 1
 RandomBinningFeatures  random binning features (Rahimi & Recht 2007, Algorithm 2), sparse CSR
 Fastfood               Fastfood features in O(n log d) (Le, Sarlós & Smola 2013)
 StructuredOrthogonalFeatures  SORF, (sqrt(d)/sigma) H D1 H D2 H D3 in O(n log d) (Yu et al. 2016)
+Nystroem               Nyström features from landmarks (uniform or ridge-leverage sampling)
+PolynomialCountSketch  TensorSketch for the polynomial kernel (Pham & Pagh 2013)
+RandomMaclaurin        products of random projections for dot-product kernels (Kar & Karnick 2012)
+AdditiveChi2Sampler    sampled spectrum of the additive chi2 kernel (Vedaldi & Zisserman 2012)
+SkewedChi2Sampler      random Fourier features of the skewed chi2 kernel (Li et al. 2010)
 fwht                   fast Walsh–Hadamard transform (the core of Fastfood)
 
 Kernels
@@ -28,26 +33,34 @@ from randfeat._config import show_config
 from randfeat._validation import is_power_of_two, next_power_of_two
 from randfeat.arccos import ArcCosineFeatures
 from randfeat.binning import RandomBinningFeatures
+from randfeat.chi2 import AdditiveChi2Sampler, SkewedChi2Sampler
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
 from randfeat.kernel_ridge import ExactKernelRidge
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
+from randfeat.nystroem import Nystroem
 from randfeat.positive import PositiveRandomFeatures
+from randfeat.sketch import PolynomialCountSketch, RandomMaclaurin
 from randfeat.sorf import StructuredOrthogonalFeatures
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdditiveChi2Sampler",
     "ArcCosineFeatures",
     "ExactKernelRidge",
     "Fastfood",
+    "Nystroem",
+    "PolynomialCountSketch",
     "PositiveRandomFeatures",
     "RandomBinningFeatures",
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",
     "RandomFourierFeatures",
+    "RandomMaclaurin",
     "RidgeStatistics",
+    "SkewedChi2Sampler",
     "StructuredOrthogonalFeatures",
     "__version__",
     "fwht",

@@ -69,6 +69,17 @@ else
          tests/test_compiled_policy.py tests/test_rff_determinism.py
          tests/test_binning.py tests/test_binning_robust.py)
     [[ -e tests/test_sorf.py ]] && SEL+=(tests/test_sorf.py)
+    # the compiled kernels of _sketch.pyx (count sketches, spectrum product, Maclaurin
+    # products, additive chi2), without the Monte Carlo tests
+    [[ -e tests/test_sketch.py ]] && SEL+=(
+        tests/test_sketch.py::test_tensorsketch_is_count_sketch_of_tensor_power
+        tests/test_sketch.py::test_threads_dtype_sparse_pickle
+        tests/test_sketch.py::test_count_sketch_sparse_equals_dense_exactly
+        tests/test_sketch.py::test_tampered_hash_tables_are_refused
+        tests/test_sketch.py::test_threaded_blocks_bit_identical
+        tests/test_sketch.py::test_maclaurin_features_are_the_products
+        tests/test_chi2.py::test_additive_same_as_sklearn
+        tests/test_chi2.py::test_additive_conventions)
     grep -q "def test_float32_gram_panels" tests/test_linear.py \
         && SEL+=(tests/test_linear.py::test_float32_gram_panels)
     grep -q "def test_posv_mixed_says_when_it_cannot" tests/test_linear.py \
