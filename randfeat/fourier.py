@@ -15,7 +15,13 @@ from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
-from randfeat._sampling import SAMPLINGS, check_frequencies, sample_frequencies
+from randfeat._sampling import (
+    DATA_SAMPLINGS,
+    SAMPLINGS,
+    check_frequencies,
+    leverage_frequencies,
+    sample_frequencies,
+)
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -142,6 +148,18 @@ default "iid"
         ``"qmc_sobol"`` / ``"qmc_halton"``: scrambled Sobol' / Halton points through the inverse
         CDF of the spectral law (Yang et al., ICML 2014); Gaussian, Laplacian, Cauchy, Matérn,
         ball-sum with t = 1.  The phase offsets of ``features="phase"`` stay iid uniform.
+        ``"leverage"``: leverage-weighted RFF (Li, Ton, Oglic & Sejdinovic, JMLR 2021), drawn
+        from the ridge leverage density of the rows of ``X`` at fit (``ridge``), each feature
+        times :math:`\sqrt{w_j}`, :math:`w_j = p(\omega_j)/q(\omega_j)` its importance weight
+        (``frequency_weights_``), so the estimate stays exactly unbiased; exact leverage
+        density by quadrature for d <= 2 and the Gaussian, Laplacian or Cauchy kernel, a
+        resampled pool otherwise (:func:`randfeat._sampling.leverage_frequencies`).  Not with a
+        dask array at fit (the density needs the rows).
+    ridge : float or "auto", default "auto"
+        :math:`\lambda` of the leverage density (``sampling="leverage"`` only), in the units of
+        the kernel matrix :math:`K` of the fitted rows (:math:`n\alpha` for ridge regression
+        with per-sample penalty :math:`\alpha`); "auto": Musco & Musco's rule, as
+        :class:`randfeat.Nystroem`.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
@@ -170,6 +188,13 @@ default "iid"
         Phase offsets :math:`b_j` of the phase-shifted features: ``(n_components,)`` for
         ``"phase"``, ``(1,)`` (that of the last frequency) for an odd ``"paired"`` map, None for
         an even one.  ``random_offset_`` is the same array (scikit-learn's name and layout).
+    frequency_weights_ : ndarray of float64, shape (n_frequencies,) or None
+        ``sampling="leverage"``: the importance weights :math:`w_j` (the features of frequency
+        :math:`j` are scaled by :math:`\sqrt{w_j}`; 1 for the phase-shifted frequency of an odd
+        paired width, drawn from :math:`p`); None for the other samplings.
+    leverage_ridge_, statistical_dimension_ : float or None
+        ``sampling="leverage"``: the :math:`\lambda` used (units of the fitted rows' kernel
+        matrix) and :math:`s_\lambda = \operatorname{tr} K(K+\lambda I)^{-1}` of the rows used.
     n_features_in_ : int
         Number of input features.
     feature_names_in_ : ndarray of str
@@ -262,14 +287,15 @@ default "iid"
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
-        "sampling": [StrOptions(set(SAMPLINGS))],
+        "sampling": [StrOptions(set(SAMPLINGS) | set(DATA_SAMPLINGS))],
+        "ridge": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
     _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 random_state=None, n_threads=None, sampling="iid"):
+                 random_state=None, n_threads=None, sampling="iid", ridge="auto"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
@@ -277,6 +303,7 @@ default "iid"
         self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
+        self.ridge = ridge
 
     def _build(self, X):
         kernel = self._resolve_kernel(X, "fourier")
@@ -287,19 +314,27 @@ default "iid"
         check_frequencies(kernel, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
                           param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
+        wts, lev = None, {}
+        if self.sampling == "leverage":
+            W, wts, lev = leverage_frequencies(kernel, n_freq, X, rng, self.ridge)
+            lev["ridge"] *= X.shape[0] / lev["rows"]  # back to the units of all fitted rows
+        else:
+            W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
         elif D % 2:  # odd paired width: one phase-shifted feature (drawn after the pairs)
             W = np.vstack([W, kernel.sample(1, d, rng)])
             b = rng.uniform(0.0, 2.0 * np.pi, size=1)
+            wts = None if wts is None else np.append(wts, 1.0)
         W = np.ascontiguousarray(W, dtype=X.dtype)
         b = None if b is None else b.astype(X.dtype)
-        for a in (W, b):
+        for a in (W, b, wts):
             if a is not None:
                 a.flags.writeable = False
         return {"kernel_": kernel, "sigma_": kernel.sigma, "frequencies_": W, "offsets_": b,
+                "frequency_weights_": wts, "leverage_ridge_": lev.get("ridge"),
+                "statistical_dimension_": lev.get("statistical_dimension"),
                 "_n_features_out": D}
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -318,6 +353,11 @@ default "iid"
         self : RandomFourierFeatures
         """
         if _dask.is_dask_array(X):
+            if self.sampling in DATA_SAMPLINGS:
+                raise NotImplementedError(
+                    f"RandomFourierFeatures.fit: sampling={self.sampling!r} reads the training "
+                    "rows, which the dask path does not; fit on an in-memory sample of the rows "
+                    "(e.g. X[:1000].compute()) and transform the dask array")
             return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
@@ -334,9 +374,9 @@ default "iid"
             "(n_frequencies, n_features_in_)); scikit-learn's RBFSampler.random_weights_ is its "
             "transpose")
 
-    def _checked_state(self, X):
+    def _checked_state(self, X, st=None):
         """The fitted state, checked against the parameters and X's dtype: (W, b, D)."""
-        st = self._fitted_state()
+        st = self._fitted_state() if st is None else st
         W, b, D = st["frequencies_"], st["offsets_"], st["_n_features_out"]
         d = X.shape[1]
         paired = st["features"] == "paired"
@@ -375,7 +415,8 @@ default "iid"
         if _dask.is_dask_array(X):
             return _dask.transform(self, X)
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
-        W, b, D, paired = self._checked_state(X)
+        st = self._fitted_state()
+        W, b, D, paired = self._checked_state(X, st)
         dt = X.dtype
         n, m = X.shape[0], W.shape[0]
         odd = paired and D % 2 == 1
@@ -408,6 +449,10 @@ default "iid"
                 n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks,
                                                  blas_single_threaded=fused)
         self._check_projections(n_bad, X)
+        wts = st.get("frequency_weights_")
+        if wts is not None:  # leverage sampling: column j times sqrt(w_j)
+            sw = np.sqrt(wts).astype(dt)
+            out *= np.concatenate([sw, sw]) if paired else sw
         if odd:
             out = _odd_paired(out, m, b)
         return out
