@@ -60,9 +60,9 @@ def mixture(n, p, rng, sep=2.0):
 def load_real(name, n, n_test, rng):
     """``(X, y, Xt, yt)``: ``n + n_test`` rows drawn without replacement (``rng``) from a real
     dataset of ``randfeat.datasets`` (``adult``: a9a, 123 binary features, labels -1/+1;
-    ``letter``: 16 features, y = +1 for A-M, -1 otherwise; ``cpu_act``: 21 features, the
-    standardised target), normalised by :func:`normalise`.  :class:`DataMissing` when the file
-    is not in the data folder."""
+    ``letter``: 16 features, y = +1 for A-M, -1 otherwise; ``cpu_act``: 21 features as
+    z-scores clipped at +-5, the standardised target), normalised by :func:`normalise`.
+    :class:`DataMissing` when the file is not in the data folder."""
     b = _dataset(name, _data_home())
     X, y = b.X, np.asarray(b.y)
     idx = rng.choice(X.shape[0], n + n_test, replace=False)
@@ -73,6 +73,9 @@ def load_real(name, n, n_test, rng):
     elif b.task == "regression":
         y = np.asarray(y[idx], float)
         y = (y - y[:n].mean()) / (y[:n].std() or 1.0)
+        # columns of different units: z-scores (training rows), clipped at +-5
+        mu, sd = X[:n].mean(axis=0), X[:n].std(axis=0)
+        X = np.clip((X - mu) / np.where(sd > 0, sd, 1.0), -5.0, 5.0)
     else:
         y = np.asarray(y[idx], float)
     Xa, Xb = normalise(X[:n], X[n:])
