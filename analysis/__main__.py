@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from analysis.checks import CHECKS
 from analysis.montecarlo import parse_seeds
-from analysis.report import write_json, write_markdown, write_sweep
+from analysis.report import write_html, write_json, write_markdown, write_sweep
 from analysis.repro import ResultCache, code_hash, from_jsonable, to_jsonable
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -49,7 +49,8 @@ def cache_key(name, params, seed, rf_version, cversion):
             "code": cversion}
 
 
-def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=False):
+def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=False,
+            sink=None):
     """Run (or load) one check; returns (name, seed, result, runtime, cached).  Process-safe.
 
     A cached entry is used only if it parses, has the expected key and the check's verdict
@@ -59,7 +60,7 @@ def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=
     from threadpoolctl import threadpool_limits
 
     from analysis.checks import load, validate_verdict
-    from analysis.repro import Progress
+    from analysis.repro import Progress, expected_ticks, record_ticks
 
     mod = load(name)
     params = mod.PARAMS[mode]
@@ -72,9 +73,12 @@ def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=
             return name, seed, blob["result"], blob["runtime_s"], True
     t0 = time.process_time()
     w0 = time.monotonic()
-    prog = Progress(f"{name} (seed {seed})", enabled=not quiet, every=5.0)
-    with threadpool_limits(limits=1):
+    # one bar per check: its total is the step count of the last run with these parameters
+    prog = Progress(f"{name} (seed {seed})", total=expected_ticks(cache_dir, name, params),
+                    enabled=not quiet, every=0.5, sink=sink, key=(name, seed))
+    with threadpool_limits(limits=1), prog:
         result = to_jsonable(mod.run(params, seed, progress=prog))
+    record_ticks(cache_dir, name, params, prog.n)
     runtime = time.monotonic() - w0
     cache.store(f"{name}-s{seed}", key, result, runtime_s=runtime,
                 cpu_s=time.process_time() - t0)
@@ -98,11 +102,41 @@ def _default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _checks_epilog():
+    """The checks, in report order, with their titles (imported only for --help)."""
+    from analysis.checks import load
+
+    lines = ["checks (in report order; --only NAME ... runs a subset):"]
+    for n in CHECKS:
+        try:
+            title = load(n).TITLE
+        except Exception as exc:  # noqa: BLE001 - --help still lists the name
+            title = f"(cannot load: {type(exc).__name__})"
+        lines.append(f"  {n:28s} {title[:90]}")
+    lines += ["", "outputs in --out: report.md, report.html (figures embedded), report.json, one "
+              "PNG per check; seed_sweep.md/json for several seeds; cache/ (reused by the next "
+              "run)", "", "examples:", "  python -m analysis --quick",
+              "  python -m analysis --only claim1 hoeffding --seed 3",
+              "  python -m analysis --quick --seed 0-99 --jobs 2"]
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def format_help(self):
+        self.epilog = _checks_epilog()
+        return super().format_help()
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.split("\n\n")[0])
+    ap = _Parser(prog="python -m analysis",
+                 description="Run the seeded Monte Carlo checks of randfeat's theory (default: "
+                             "the quick mode, seed 0, into results/analysis, one process per "
+                             "CPU); write the report and one figure per check; exit with "
+                             "status 1 when a check fails.",
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                   help="quick suite (default, <= 2 min on 2 cores)")
+                   help="quick suite (the default mode, <= 2 min on 2 cores)")
     g.add_argument("--full", dest="mode", action="store_const", const="full",
                    help="full suite (<= 30 min)")
     g.add_argument("--smoke", dest="mode", action="store_const", const="smoke",
@@ -112,12 +146,14 @@ def main(argv=None):
     ap.add_argument("--seed", default=os.environ.get("RANDFEAT_ANALYSIS_SEEDS", "0"),
                     help="seed, or 'all' / 'A-B' / 'a,b,c' for a seed sweep (default 0; env "
                          "RANDFEAT_ANALYSIS_SEEDS)")
-    ap.add_argument("--out", default="results/analysis", help="output directory")
+    ap.add_argument("--out", default="results/analysis",
+                    help="output directory (default results/analysis)")
     ap.add_argument("--jobs", type=int, default=_default_jobs(),
                     help="run checks in N processes (default: the CPUs this process may use; "
                          "results do not depend on it)")
     ap.add_argument("--no-cache", action="store_true", help="ignore and overwrite cached results")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--quiet", action="store_true",
+                    help="no progress bars or log lines (bars are drawn only on a terminal)")
     ap.add_argument("--scheduler", help="run on dask: a scheduler ADDRESS, 'local' or 'active' "
                     "(analysis/_dask_runner.py)")
     args = ap.parse_args(argv)
@@ -153,15 +189,26 @@ def main(argv=None):
                     complete=len(results) + len(errors) == len(tasks))
         write_sweep(out / "seed_sweep.md", out / "seed_sweep.json", meta, sweep)
 
+    # progress: one bar per running check and one over all of them, on a terminal only (a
+    # dask scheduler's workers cannot reach this process's queue: the overall bar alone)
+    from analysis.repro import ProgressBoard
+
+    board = ProgressBoard(len(tasks), label="checks" if len(seeds) == 1 else "check runs",
+                          enabled=not args.quiet)
+    if board.enabled:
+        log = board.write  # noqa: F841 - log lines go above the bars
+    sink = None if args.scheduler else board.queue
+
     def _done(name, seed, res, rt, cached):
         results[(name, seed)] = (res, rt, cached)
+        board.done()
         log(f"[{len(results) + len(errors)}/{len(tasks)}] {name} seed {seed}: "
             f"{'cached' if cached else f'{rt:.1f} s'}")
         if len(seeds) > 1:  # the sweep summary is rewritten as results arrive (resumable)
             sweep[name][seed] = load(name).verdict(res)["verdict"]
             _write_sweep()
 
-    common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet)
+    common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet, sink)
     if args.scheduler or (args.jobs > 1 and len(tasks) > 1):
         from analysis._dask_runner import executor
         with executor(args.scheduler, args.jobs, cversion, local=ProcessPoolExecutor) as ex:
@@ -171,6 +218,7 @@ def main(argv=None):
                     _done(*f.result())
                 except Exception:
                     errors[futs[f]] = traceback.format_exc()
+                    board.done()
                     log(f"ERROR in {futs[f]}:\n{errors[futs[f]]}")
     else:
         for n, s in tasks:
@@ -178,7 +226,9 @@ def main(argv=None):
                 _done(*run_one(n, mode, s, *common))
             except Exception:
                 errors[(n, s)] = traceback.format_exc()
+                board.done()
                 log(f"ERROR in {(n, s)}:\n{errors[(n, s)]}")
+    board.close()
 
     any_fail = bool(errors)
     if len(seeds) > 1:
@@ -238,6 +288,7 @@ def main(argv=None):
                [{k: v for k, v in r.items() if k not in ("table", "params_brief")}
                 for r in records])
     write_markdown(out / "report.md", meta, records, checks)
+    write_html(out / "report.html", meta, records, checks, figures=out)
     log(f"report: {out / 'report.md'} ({'FAIL' if any_fail else 'ok'}, "
         f"{meta['wall_time_s']:.1f} s)")
     return 1 if any_fail else 0

@@ -36,9 +36,11 @@ def _import_distributed():
 
 
 def _check_same_code(client, cversion):
-    from analysis.__main__ import code_version
+    # what analysis.__main__.code_version computes, without importing __main__ (which imports
+    # this module): no import cycle
+    from analysis.repro import code_hash
 
-    got = client.run(code_version)
+    got = client.run(code_hash, "analysis", "randfeat")
     if not got:
         raise SystemExit(f"python -m analysis: the dask cluster at {client.scheduler.address} "
                          "has no workers")

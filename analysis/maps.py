@@ -66,7 +66,7 @@ def build(spec, size, random_state, n_threads=1):
     if fam == "fastfood":
         kw = {}
         if "t" in spec:
-            kw["t"] = spec["t"]
+            kw["kernel_params"] = {"t": spec["t"]}
         if spec.get("radial") == "none":  # LSS's V' (no S): an estimator option
             kw["scaling"] = "none"
         return randfeat.Fastfood(

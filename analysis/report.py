@@ -1,4 +1,12 @@
-"""Writing DIR/report.md and DIR/report.json from the check records."""
+"""Writing DIR/report.md, DIR/report.html and DIR/report.json from the check records.
+
+The report is for skimming: a summary of one line per check (verdict, headline with its 95 %
+interval, the smallest detectable effect in a few words, the audit of that power, run time), then
+one section per check with its figure, its result, power and audit, and the claim, source and
+design behind it.  ``report.html`` is the same report in one file with the figures embedded.
+Records carry ``detectable`` (a list of effects, :mod:`analysis.power`) and ``audit`` (the
+``audit.json`` entry of the check for this code version, or None); both are optional.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,9 @@ import numpy as np
 from analysis import repro, stats
 from analysis.repro import to_jsonable
 
-__all__ = ["to_jsonable", "write_json", "write_markdown", "write_sweep", "needed_size_table",
-           "tail_test", "tail_power", "tail_table"]
+__all__ = ["to_jsonable", "write_json", "write_markdown", "write_html", "write_sweep",
+           "needed_size_table", "tail_test", "tail_power", "tail_table", "headline",
+           "detects_short", "audit_short", "audit_lines", "summary_rows", "md_to_html"]
 
 
 def write_json(path, meta, records):
@@ -140,78 +149,327 @@ def _ci(ci):
     return f" [{_fmt(ci[0])}, {_fmt(ci[1])}]"
 
 
+# --------------------------------------------------------------------------------------------
+# the report: a summary of one line per check, then one section per check with its figure
+HEADLINE_CHARS = 80
+
+
+def _top_level_split(text, sep="; "):
+    """Split ``text`` at ``sep`` outside parentheses and brackets."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i += len(sep)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _cut(text, n):
+    return text if len(text) <= n else text[: n - 1].rstrip(" ,;(") + "…"
+
+
+def headline(r):
+    """The record's headline: its verdict's ``headline`` if it has one, else the first clause of
+    its summary, cut to :data:`HEADLINE_CHARS`; then its tightness with the 95 % interval."""
+    head = r.get("headline") or (_top_level_split(r.get("summary") or "") or ["-"])[0]
+    head = _cut(head, HEADLINE_CHARS)
+    t = r.get("tightness")
+    if t is not None and isinstance(t, (int, float)) and np.isfinite(t):
+        ci = r.get("tightness_ci")
+        ci = (f" [{ci[0]:.2g}, {ci[1]:.2g}]" if ci and all(np.isfinite(ci)) else "")
+        head += f"; tightness {t:.2g}{ci}"
+    return head
+
+
+def effect_text(e):
+    """``10 % bandwidth error (lambda = 1e-3)`` from an effect dict (analysis.power)."""
+    from analysis.power import format_size
+
+    txt = f"{format_size(e['size'], e['unit'])} {e['effect']}"
+    return txt + (f" ({e['where']})" if e.get("where") else "")
+
+
+def detects_short(r):
+    """The detectable effect in a few words: the first effect (size and kind) and how many more;
+    from the ``power`` string when the record has no ``detectable`` list."""
+    det = r.get("detectable")
+    if det:
+        from analysis.power import format_size
+
+        e = det[0]
+        txt = f"{format_size(e['size'], e['unit'])} {e['effect']}"
+        return _cut(txt, 48) + (f" (+{len(det) - 1})" if len(det) > 1 else "")
+    pw = (r.get("power") or "").strip()
+    if not pw:
+        return "-"
+    pw = pw[len("detects "):] if pw.startswith("detects ") else pw
+    return _cut(_top_level_split(pw)[0], 48)
+
+
+def _seed_range(seeds):
+    seeds = sorted(int(x) for x in seeds or [])
+    if not seeds:
+        return "no seeds"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"seeds {seeds[0]}–{seeds[-1]}"
+    return "seed" + ("s " if len(seeds) > 1 else " ") + ", ".join(map(str, seeds))
+
+
+def audit_short(r):
+    """``48/50 (seeds 0–49)``: the lowest detection rate over the audited effects; "not audited"
+    when the record's audit is None (no audit for this code version); "-" when the record does
+    not say."""
+    if "audit" not in r:
+        return "-"
+    a = r["audit"]
+    if not a or not a.get("effects"):
+        return "not audited"
+    worst = min(a["effects"], key=lambda e: e["detected"] / max(e["n"], 1))
+    flag = "" if worst["detected"] >= 0.9 * worst["n"] else " (below 90 %)"
+    return f"{worst['detected']}/{worst['n']} ({_seed_range(a.get('seeds'))}){flag}"
+
+
+def audit_lines(r):
+    """One line per audited effect, or the reason there is none."""
+    if "audit" not in r:
+        return []
+    a = r["audit"]
+    if not a or not a.get("effects"):
+        return ["not audited for this code version (run `python -m analysis --audit`)"]
+    rng = _seed_range(a.get("seeds"))
+    return [f"detects {effect_text(e)}: audited {e['detected']}/{e['n']} at {rng}"
+            + ("" if e["detected"] >= 0.9 * e["n"] else " — below the stated 90 %")
+            for e in a["effects"]]
+
+
+def _counts(records):
+    c = {v: sum(r["verdict"] == v for r in records) for v in ("pass", "fail", "vacuous")}
+    return ", ".join(f"{n} {v}" for v, n in c.items())
+
+
+def _meta_line(meta, records):
+    return (f"`{meta['command']}` · {meta['mode']} mode, seed {meta['seed']} · randfeat "
+            f"{meta['randfeat_version']} · code {meta['code_version'][:12]} · {meta['date']} · "
+            f"{meta['wall_time_s']:.0f} s wall ({len(records)} checks, {meta['n_cached']} cached, "
+            f"{meta['jobs']} jobs)")
+
+
+def _esc(text):
+    return str(text).replace("|", "\\|")
+
+
+def summary_rows(records):
+    """(name, verdict, headline, detects, audit, seconds) per record: the summary table."""
+    return [(r["name"], r["verdict"], headline(r), detects_short(r), audit_short(r),
+             "cached" if r.get("cached") else f"{r['runtime_s']:.0f}") for r in records]
+
+
+LEGEND = ("Verdicts: **pass** = no comparison rejected at the check's family false-alarm rate; "
+          "**fail** = the claim is contradicted at that rate (or a part of the check failed); "
+          "**vacuous** = the bound cannot be contradicted anywhere in the design (or a part could "
+          "not run). *Detects*: the smallest deviation this run detects with probability >= 0.9 "
+          "(all of them in the check's section); *audit*: how often the check failed when that "
+          "deviation was injected. *Tightness*: observed quantity / what the bound allows "
+          "(1 = attained), with its 95 % interval.")
+
+
+def _section_parts(r, mod, meta):
+    """The parts of a check's section, shared by the Markdown and HTML writers."""
+    stat = {k: v for k, v in r["statistic"].items()
+            if not isinstance(v, (list, dict)) or len(v) <= 6}
+    return dict(
+        title=mod.TITLE, verdict=r["verdict"], claim=mod.CLAIM, source=mod.SOURCE,
+        design=mod.DESIGN, alpha=mod.ALPHA, params=json.dumps(to_jsonable(r["params_brief"])),
+        summary=r["summary"], power=r.get("power") or "", audit=audit_lines(r),
+        tightness_meaning=r.get("tightness_meaning") if r.get("tightness") is not None else None,
+        stats=", ".join(f"{k} = {_fmt(v)}" for k, v in stat.items()),
+        table=r.get("table") or "", notes=list(r.get("notes") or []), figure=r.get("figure"),
+        runtime=r["runtime_s"], cached=r.get("cached"))
+
+
 def write_markdown(path, meta, records, checks):
-    lines = [
-        "# randfeat analysis report",
-        "",
-        f"Command: `{meta['command']}`  ",
-        f"Mode: **{meta['mode']}**, seed {meta['seed']}, randfeat {meta['randfeat_version']}, "
-        f"analysis code {meta['code_version'][:12]}, {meta['date']}  ",
-        f"Wall time: {meta['wall_time_s']:.1f} s (sum of per-check wall times "
-        f"{meta['cpu_time_s']:.1f} s, "
-        f"{meta['n_cached']} cached); jobs = {meta['jobs']}",
-        "",
-        "Verdicts: **pass** = no comparison rejected at the stated family false-alarm rate; "
-        "**fail** = a claim is contradicted by the data at that rate; **vacuous** = the bound is "
-        ">= 1 everywhere in the design, so it cannot be contradicted. *Tightness* = observed "
-        "quantity / what the bound allows (1 = the bound is attained); its meaning per check:",
-        "",
-        *[f"- {r['name']}: {r.get('tightness_meaning') or 'meaning not stated (no TIGHTNESS)'}"
-          for r in records if r.get("tightness_meaning") or r.get("tightness") is not None],
-        "",
-        "| check | verdict | key statistic | tightness | detects (power >= 0.9) "
-        "| false-alarm rate | time (s) |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    """DIR/report.md: the summary (one line per check), then one section per check."""
+    lines = ["# randfeat analysis report", "", _meta_line(meta, records), "",
+             f"**{_counts(records)}**", "",
+             "| check | verdict | headline [95 % interval] | detects (p >= 0.9) | audit | s |",
+             "|---|---|---|---|---|---|"]
+    for name, verdict, head, det, aud, sec in summary_rows(records):
+        v = f"**{verdict}**" if verdict != "pass" else verdict
+        lines.append(f"| [{name}](#{name}) | {v} | {_esc(head)} | {_esc(det)} | {_esc(aud)} "
+                     f"| {sec} |")
+    lines += ["", LEGEND, ""]
     for r in records:
-        t = r["tightness"]
-        summ = r["summary"].replace("|", "\\|")
-        pw = (r.get("power") or "-").replace("|", "\\|")
-        lines.append(f"| [{r['name']}](#{r['name']}) | **{r['verdict']}** | {summ} | "
-                     f"{'-' if t is None else _fmt(t)}{_ci(r.get('tightness_ci'))} | {pw} | "
-                     f"{r['false_alarm']:g} | "
-                     f"{r['runtime_s']:.1f}{' (cached)' if r['cached'] else ''} |")
-    lines.append("")
-    for r in records:
-        mod = checks[r["name"]]
-        lines += [
-            f"## {r['name']}",
-            "",
-            f"**{mod.TITLE}** — verdict: **{r['verdict']}**",
-            "",
-            f"> {mod.CLAIM}",
-            "",
-            f"Source: {mod.SOURCE}",
-            "",
-            f"*Design.* {mod.DESIGN}",
-            "",
-            f"*False alarms.* Family false-alarm rate {mod.ALPHA:g} for the whole check, "
-            "split over its comparisons by Bonferroni.",
-            "",
-            f"*Parameters* ({meta['mode']}):",
-            "",
-            "```json",
-            json.dumps(to_jsonable(r["params_brief"]), sort_keys=False),
-            "```",
-            "",
-            f"*Result.* {r['summary']}",
-            "",
-        ]
-        if r.get("power"):
-            lines += [f"*Power.* {r['power']}", ""]
-        stat = {k: v for k, v in r["statistic"].items() if not isinstance(v, (list, dict))
-                or len(v) <= 6}
-        if stat:
-            lines.append("Statistics: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in stat.items()))
-            lines.append("")
-        if r.get("table"):
-            lines += [r["table"], ""]
-        for n in r.get("notes", []):
-            lines.append(f"- {n}")
-        if r.get("notes"):
-            lines.append("")
-        lines += [f"![{r['name']}]({r['figure']})", ""]
+        s = _section_parts(r, checks[r["name"]], meta)
+        lines += [f"## {r['name']}", "", f"**{s['title']}** — verdict: **{s['verdict']}** "
+                  f"({s['runtime']:.1f} s{', cached' if s['cached'] else ''})", "",
+                  f"*Result.* {s['summary']}", ""]
+        if s["power"]:
+            lines += [f"*Power.* {s['power']}", ""]
+        lines += [f"- {a}" for a in s["audit"]] + ([""] if s["audit"] else [])
+        if s["figure"]:
+            lines += [f"![{r['name']}]({s['figure']})", ""]
+        lines += [f"> {s['claim']}", "", f"*Source.* {s['source']}", "",
+                  f"*Design.* {s['design']}", "",
+                  f"*False alarms.* Family false-alarm rate {s['alpha']:g} for the whole check, "
+                  "split over its comparisons by Bonferroni.", ""]
+        if s["tightness_meaning"]:
+            lines += [f"*Tightness.* {s['tightness_meaning']}", ""]
+        lines += [f"*Parameters* ({meta['mode']}):", "", "```json", s["params"], "```", ""]
+        if s["stats"]:
+            lines += ["Statistics: " + s["stats"], ""]
+        if s["table"]:
+            lines += [s["table"], ""]
+        lines += [f"- {n}" for n in s["notes"]] + ([""] if s["notes"] else [])
     repro.atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# HTML: the same report, one file, figures embedded
+_CSS = """
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 78rem; margin: 1.5rem auto;
+       padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: .6rem 0; font-size: 13.5px; }
+th, td { border: 1px solid #ccc; padding: .2rem .45rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+code, pre { font-family: ui-monospace, monospace; font-size: 12.5px; }
+pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
+blockquote { border-left: 3px solid #bbb; margin: .5rem 0; padding: .1rem .8rem; color: #444; }
+img { max-width: 100%; }
+.pass { color: #176b1b; font-weight: 600; } .fail { color: #b00020; font-weight: 600; }
+.vacuous { color: #8a5a00; font-weight: 600; }
+details { margin: .4rem 0; } summary { cursor: pointer; color: #333; }
+h2 { border-top: 1px solid #ddd; padding-top: 1rem; margin-top: 2rem; }
+"""
+
+
+def _inline(text):
+    import html
+    import re
+
+    t = html.escape(str(text), quote=False)
+    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+    t = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", t)
+    t = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"<i>\1</i>", t)
+    t = re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", r'<a href="#\2">\1</a>', t)
+    return t
+
+
+def _cells(line):
+    import re
+
+    line = line.strip()
+    line = line[1:] if line.startswith("|") else line
+    line = line[:-1] if line.endswith("|") and not line.endswith("\\|") else line
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)]
+
+
+def md_to_html(text):
+    """The Markdown the checks write (pipe tables, paragraphs, lists, inline code and bold) as
+    HTML."""
+    out, para, rows, items = [], [], [], []
+
+    def flush():
+        if para:
+            out.append("<p>" + _inline(" ".join(para)) + "</p>")
+            para.clear()
+        if items:
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+            items.clear()
+        if rows:
+            head, body = rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
+            out.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>"
+                                 for r in body) + "</table>")
+            rows.clear()
+
+    for line in str(text).splitlines():
+        st = line.strip()
+        if st.startswith("|"):
+            if para or items:
+                flush()
+            rows.append(_cells(st))
+        elif st.startswith("- "):
+            if para or rows:
+                flush()
+            items.append(st[2:])
+        elif not st:
+            flush()
+        else:
+            if rows or items:
+                flush()
+            para.append(st)
+    flush()
+    return "\n".join(out)
+
+
+def _img(folder, name):
+    import base64
+    import pathlib
+
+    if not name:
+        return ""
+    p = pathlib.Path(folder) / name if folder is not None else None
+    if p is None or not p.exists():
+        return f"<p><i>figure {name} not found</i></p>"
+    data = base64.b64encode(p.read_bytes()).decode()
+    return f'<img alt="{name}" src="data:image/png;base64,{data}">'
+
+
+def write_html(path, meta, records, checks, figures=None):
+    """DIR/report.html: :func:`write_markdown`'s report as one HTML file, the figures (PNG files in
+    the folder ``figures``) embedded."""
+    import html
+
+    def v(x):
+        return f'<span class="{x}">{x}</span>'
+
+    h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+         "<title>randfeat analysis report</title>", f"<style>{_CSS}</style></head><body>",
+         "<h1>randfeat analysis report</h1>", f"<p>{_inline(_meta_line(meta, records))}</p>",
+         f"<p><b>{_counts(records)}</b></p>",
+         "<table><tr><th>check</th><th>verdict</th><th>headline [95 % interval]</th>"
+         "<th>detects (p &ge; 0.9)</th><th>audit</th><th>s</th></tr>"]
+    for name, verdict, head, det, aud, sec in summary_rows(records):
+        h.append(f'<tr><td><a href="#{name}">{name}</a></td><td>{v(verdict)}</td>'
+                 f"<td>{html.escape(head)}</td><td>{html.escape(det)}</td>"
+                 f"<td>{html.escape(aud)}</td><td>{sec}</td></tr>")
+    h += ["</table>", f"<p>{_inline(LEGEND)}</p>"]
+    for r in records:
+        s = _section_parts(r, checks[r["name"]], meta)
+        h += [f'<h2 id="{r["name"]}">{r["name"]}</h2>',
+              f"<p><b>{html.escape(s['title'])}</b> — verdict: {v(s['verdict'])} "
+              f"({s['runtime']:.1f} s{', cached' if s['cached'] else ''})</p>",
+              f"<p><i>Result.</i> {_inline(s['summary'])}</p>"]
+        if s["power"]:
+            h.append(f"<p><i>Power.</i> {_inline(s['power'])}</p>")
+        if s["audit"]:
+            h.append("<ul>" + "".join(f"<li>{_inline(a)}</li>" for a in s["audit"]) + "</ul>")
+        h.append(_img(figures, s["figure"]))
+        h += [f"<blockquote>{_inline(s['claim'])}</blockquote>",
+              f"<p><i>Source.</i> {_inline(s['source'])}</p>",
+              f"<details><summary>Design, false alarms, parameters</summary>"
+              f"<p>{_inline(s['design'])}</p><p>Family false-alarm rate {s['alpha']:g}, split "
+              f"over the comparisons by Bonferroni.</p>"
+              + (f"<p><i>Tightness.</i> {_inline(s['tightness_meaning'])}</p>"
+                 if s["tightness_meaning"] else "")
+              + f"<pre>{html.escape(s['params'])}</pre></details>"]
+        if s["stats"]:
+            h.append(f"<p>Statistics: {_inline(s['stats'])}</p>")
+        if s["table"]:
+            h.append(md_to_html(s["table"]))
+        if s["notes"]:
+            h.append("<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in s["notes"]) + "</ul>")
+    h.append("</body></html>")
+    repro.atomic_write_text(path, "\n".join(h) + "\n")
 
 
 def write_sweep(path_md, path_json, meta, table):

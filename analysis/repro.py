@@ -1,5 +1,5 @@
 """The reproducibility layer shared by ``analysis`` and ``paper_figures``: one seed derivation,
-one code hash, one result cache, one JSON writer, one progress line.
+one code hash, one result cache, one JSON writer, one progress bar.
 
 Seeds
     :func:`seed_sequence` derives a :class:`numpy.random.SeedSequence` from a base seed and names
@@ -44,7 +44,8 @@ import numpy as np
 
 __all__ = ["stable_key", "seed_sequence", "seed_sequences", "seed_int", "stream_id",
            "code_hash", "source_files", "to_jsonable", "from_jsonable", "dumps", "write_json",
-           "atomic_write_text", "ResultCache", "CacheWarning", "Progress", "progress"]
+           "atomic_write_text", "ResultCache", "CacheWarning", "Progress", "progress",
+           "ProgressBoard", "expected_ticks", "record_ticks"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,39 +266,229 @@ class ResultCache:
 
 # --------------------------------------------------------------------------------------------
 # progress
-class Progress:
-    """One progress line on stderr (``\\r``-updated on a terminal, a line per update otherwise),
-    at most one update every ``every`` seconds.  Use :meth:`tick`, or iterate :meth:`wrap`."""
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, label, total=None, stream=None, enabled=True, every=2.0):
+
+def _tqdm():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # the [analysis] extra brings tqdm; without it: the plain line
+        return None
+    return tqdm
+
+
+class Progress:
+    """Progress of one task: a bar with a count, a total and an estimate of the time left.
+
+    Three outputs, chosen at construction:
+
+    - ``sink`` given (a queue, e.g. a ``multiprocessing.Manager().Queue()``): updates are sent as
+      ``(key, n, total, label, done)`` tuples, at most one every ``every`` seconds (and one at
+      :meth:`close`), for a :class:`ProgressBoard` in another process to draw;
+    - else, on a terminal (``stream.isatty()``) and ``enabled``: a tqdm bar on ``stream`` (total
+      and ETA when ``total`` is known, count and rate otherwise), or one ``\\r``-updated line
+      when tqdm is not installed;
+    - else (not a terminal, or ``enabled=False``): nothing.  Logs and CI output stay clean.
+
+    Use :meth:`tick`, or iterate :meth:`wrap`; :meth:`close` (or ``with``) ends the bar.
+    """
+
+    def __init__(self, label, total=None, stream=None, enabled=True, every=2.0, sink=None,
+                 key=None, position=None):
         self.label = label
-        self.total = total
+        self.total = int(total) if total else None
         self.n = 0
         self.stream = stream or sys.stderr
-        self.enabled = enabled
+        self.every = every
+        self.sink = sink
+        self.key = key if key is not None else label
         self.t0 = time.monotonic()
         self.last = 0.0
-        self.every = every
+        self._bar = None
+        self._line = False
+        self.enabled = bool(enabled) and (sink is not None or _is_tty(self.stream))
+        if self.enabled and sink is None:
+            tqdm = _tqdm()
+            if tqdm is not None:
+                self._bar = tqdm(total=self.total, desc=label, file=self.stream, leave=False,
+                                 position=position, dynamic_ncols=True,
+                                 mininterval=min(float(every), 0.5),
+                                 unit="step")
+            else:
+                self._line = True
 
     def tick(self, k=1):
         self.n += k
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(k)
+            return
         now = time.monotonic()
-        if self.enabled and now - self.last > self.every:
-            self.last = now
+        if now - self.last < self.every:
+            return
+        self.last = now
+        if self.sink is not None:
+            self._send(False)
+        elif self._line:
             tot = f"/{self.total}" if self.total else ""
-            tty = getattr(self.stream, "isatty", lambda: False)()
-            self.stream.write(f"  {self.label}: {self.n}{tot} ({now - self.t0:.0f} s)"
-                              f"{chr(13) if tty else chr(10)}")
+            eta = ""
+            if self.total and self.n:
+                left = (now - self.t0) * max(self.total - self.n, 0) / self.n
+                eta = f", ~{left:.0f} s left"
+            self.stream.write(f"\r  {self.label}: {self.n}{tot} ({now - self.t0:.0f} s{eta})")
             self.stream.flush()
 
+    def _send(self, done):
+        try:
+            self.sink.put((self.key, self.n, self.total, self.label, done))
+        except Exception:  # noqa: BLE001 - a lost progress message never fails the task
+            self.sink = None
+            self.enabled = False
+
+    def close(self):
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.close()
+        elif self.sink is not None:
+            self._send(True)
+        elif self._line:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.enabled = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def wrap(self, iterable):
-        for x in iterable:
-            yield x
-            self.tick()
+        try:
+            for x in iterable:
+                yield x
+                self.tick()
+        finally:
+            self.close()
 
 
 def progress(iterable, desc="", total=None, enabled=True, every=2.0):
-    """Iterate ``iterable`` with a :class:`Progress` line labelled ``desc``."""
+    """Iterate ``iterable`` with a :class:`Progress` bar labelled ``desc`` (total from
+    ``len(iterable)`` when it has one)."""
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)
     return Progress(desc, total=total, enabled=enabled, every=every).wrap(iterable)
+
+
+class ProgressBoard:
+    """Draws the bars of tasks running elsewhere: one bar per task (total and ETA when the task
+    states its total), plus an overall bar over the tasks, all from one thread of this process.
+
+    Tasks report through :attr:`queue` (give it to :class:`Progress` as ``sink``); the board
+    reads it in a background thread.  Off a terminal, or when tqdm is missing, it draws nothing
+    and :attr:`queue` is None (so tasks report nothing either).  Use as a context manager;
+    :meth:`done` advances the overall bar, :meth:`write` prints a line above the bars.
+    """
+
+    def __init__(self, total_tasks, label="checks", stream=None, enabled=True):
+        self.stream = stream or sys.stderr
+        tqdm = _tqdm()
+        self.enabled = bool(enabled) and tqdm is not None and _is_tty(self.stream)
+        self.queue = None
+        self._tqdm = tqdm
+        self._bars = {}
+        self._free = []
+        self._thread = None
+        self._manager = None
+        if not self.enabled:
+            return
+        import multiprocessing
+        import threading
+
+        self._manager = multiprocessing.Manager()
+        self.queue = self._manager.Queue()
+        self._overall = tqdm(total=total_tasks, desc=label, file=self.stream, position=0,
+                             dynamic_ncols=True, unit="task", leave=True)
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._listen, daemon=True)
+        self._thread.start()
+
+    def _position(self):
+        return self._free.pop(0) if self._free else len(self._bars) + 1
+
+    def _listen(self):
+        while True:
+            msg = self.queue.get()
+            if msg is None:
+                return
+            key, n, total, label, finished = msg
+            with self._lock:
+                bar = self._bars.get(key)
+                if bar is None:
+                    if finished:
+                        continue
+                    bar = self._tqdm(total=total, desc=label, file=self.stream,
+                                     position=self._position(), dynamic_ncols=True,
+                                     leave=False, unit="step")
+                    self._bars[key] = bar
+                bar.update(n - bar.n)
+                if finished:
+                    self._free.append(bar.pos if bar.pos >= 0 else -bar.pos)
+                    bar.close()
+                    del self._bars[key]
+
+    def done(self, k=1):
+        if self.enabled:
+            with self._lock:
+                self._overall.update(k)
+
+    def write(self, text):
+        if self.enabled:
+            with self._lock:
+                self._tqdm.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self):
+        if not self.enabled:
+            return
+        self.queue.put(None)
+        self._thread.join(timeout=5)
+        with self._lock:
+            for bar in self._bars.values():
+                bar.close()
+            self._overall.close()
+        self._manager.shutdown()
+        self.enabled = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _ticks_path(cache_dir, name, params):
+    return pathlib.Path(cache_dir) / "progress" / f"{name}-{key_hash(params)[:16]}.json"
+
+
+def expected_ticks(cache_dir, name, params):
+    """The number of progress steps the last complete run of check ``name`` with ``params`` took
+    (the total of its bar, so that it can show the time left), or None before the first run."""
+    try:
+        n = json.loads(_ticks_path(cache_dir, name, params).read_text())["ticks"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(n) if isinstance(n, int) and n > 0 else None
+
+
+def record_ticks(cache_dir, name, params, n):
+    """Remember ``n`` progress steps for check ``name`` with ``params`` (see
+    :func:`expected_ticks`)."""
+    if n > 0:
+        write_json(_ticks_path(cache_dir, name, params), {"name": name, "ticks": int(n)})

@@ -42,8 +42,13 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from randfeat import RandomBinningFeatures
-from randfeat._validation import effective_n_cpus
+from randfeat import RandomBinningFeatures, show_config
+
+
+def effective_n_cpus():
+    """The CPUs this process may use (randfeat's public configuration report)."""
+    return show_config(as_dict=True)["machine"]["usable_cpus"]
+
 
 # --------------------------------------------------------------------------------------------
 # baseline: NumPy floor + Python dict of cell tuples (as in published random-binning code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import os
 import sys
@@ -13,17 +14,38 @@ from paper_figures import TARGETS
 from paper_figures._cache import cached
 
 
+def _targets_epilog():
+    """Each target with the first line of its module's docstring (read, not imported)."""
+    here = Path(__file__).resolve().parent
+    lines = ["targets ('all' runs them in this order):"]
+    for t in TARGETS:
+        try:
+            doc = ast.get_docstring(ast.parse((here / f"{t}.py").read_text())) or ""
+        except (OSError, SyntaxError):
+            doc = ""
+        lines.append(f"  {t:16s} {doc.splitlines()[0] if doc else ''}"[:120])
+    lines += ["", "outputs in --out: <target>.md tables, <target>.png figures, _cache/ (reused "
+              "by the next run)", "", "examples:",
+              "  RANDFEAT_DATA=../shared/data python -m paper_figures all --quick",
+              "  python -m paper_figures rr07_table1 --datasets cpu_act --data-dir ../shared/data"]
+    return "\n".join(lines)
+
+
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="python -m paper_figures",
-        description="Regenerate RR07 / FF13 tables and figures (computation cached, then "
-                    "rendered to markdown / PNG).")
-    ap.add_argument("target", choices=[*TARGETS, "all"])
+        description="Regenerate RR07 / FF13 / Yu et al. tables and figures (computation cached, "
+                    "then rendered to markdown / PNG).  A progress bar per target, with the time "
+                    "left, on a terminal.",
+        epilog=_targets_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("target", choices=[*TARGETS, "all"], metavar="TARGET",
+                    help="a target below, or 'all'")
     ap.add_argument("--quick", action="store_true",
                     help="subsampled smoke run of a few minutes (stated in every output)")
     ap.add_argument("--data-dir", default=None,
                     help="dataset folder (default: $RANDFEAT_DATA, else ~/randfeat_data)")
-    ap.add_argument("--out", default="results/paper_figures", help="output folder")
+    ap.add_argument("--out", default="results/paper_figures",
+                    help="output folder (default results/paper_figures)")
     ap.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     ap.add_argument("--reps", type=int, default=None,
                     help="repetitions per row for the noise estimate (default 3, quick 1)")
@@ -53,7 +75,8 @@ def main(argv=None):
     written = []
     from threadpoolctl import threadpool_limits
     limiter = threadpool_limits(limits=args.blas_threads, user_api="blas")
-    for target in targets:
+    from analysis.repro import progress
+    for target in (progress(targets, desc="targets") if len(targets) > 1 else targets):
         mod = importlib.import_module(f"paper_figures.{target}")
         p = mod.params(args)
         t0 = time.perf_counter()

@@ -52,11 +52,11 @@ def make_features(method, n, sigma, seed, n_rows=None):
     if method == "ff_rbf":
         return FF(n, kernel="gaussian", sigma=sigma, features="paired", random_state=seed)
     if method == "ff_fft":
-        from randfeat._fastfood_fft import FastfoodFFT  # a benchmark map, not a public estimator
+        from paper_figures._fastfood_fft import FastfoodFFT  # a benchmark map of its own
         return FastfoodFFT(n, sigma=sigma, features="paired", random_state=seed)
     if method == "ff_ballsum":
-        return FF(n, kernel="ballsum", sigma=sigma, t=BALLSUM_T, features="paired",
-                  random_state=seed)
+        return FF(n, kernel="ballsum", sigma=sigma, kernel_params={"t": BALLSUM_T},
+                  features="paired", random_state=seed)
     if method == "binning":
         return RB(n, kernel="laplacian", sigma=sigma, random_state=seed)
     if method == "nystrom":

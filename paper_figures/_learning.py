@@ -1,5 +1,5 @@
 """paper_figures: learners (random-feature ridge, exact kernel ridge), timed fits and the
-bandwidth search (protocol: paper_figures/_common.py)."""
+bandwidth search (protocol: paper_figures/__init__.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import os
 import time
 
 import numpy as np
-import scipy.linalg
 
+import randfeat
 from paper_figures._data import _subsample, median_distance
 from paper_figures._features import derive_seed, make_features
-from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier
+from randfeat import ExactKernelRidge, RandomFeatureRidge, RandomFeatureRidgeClassifier
 
-__all__ = ["ALPHAS", "SIGMA_FACTORS", "make_learner", "ExactKernelRidge", "timing_conditions",
+__all__ = ["ALPHAS", "SIGMA_FACTORS", "make_learner", "fit_exact", "timing_conditions",
            "describe_timing", "fit_timed", "select_sigma"]
 
 ALPHAS = tuple(10.0 ** np.arange(-8, 1))
@@ -30,53 +30,14 @@ def make_learner(method, task, *, n, sigma, seed, alphas=ALPHAS, n_rows=None):
                random_state=derive_seed(seed, "validation"), **kw)
 
 
-class ExactKernelRidge:
-    """Exact Gaussian kernel ridge regression (dense n x n Cholesky), alpha by validation.
-
-    Solves (K + n alpha I) c = y - mean(y).  ``alpha`` is chosen on a 20% validation split of at
-    most ``search_rows`` training rows (one Cholesky per candidate), then the full system is
-    solved once.
-    """
-
-    def __init__(self, sigma, *, alphas=ALPHAS, search_rows=3000, seed=0):
-        self.sigma, self.alphas, self.search_rows, self.seed = sigma, alphas, search_rows, seed
-
-    def _K(self, A, B):
-        from sklearn.metrics.pairwise import rbf_kernel
-        return rbf_kernel(A, B, gamma=1.0 / (2 * self.sigma ** 2))
-
-    def _solve(self, X, y, alpha):
-        K = self._K(X, X)
-        K[np.diag_indices_from(K)] += len(X) * alpha
-        cf = scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
-        return scipy.linalg.cho_solve(cf, y, check_finite=False)
-
-    def fit(self, X, y):
-        rng = np.random.default_rng(self.seed)
-        idx = rng.permutation(len(X))[: self.search_rows]
-        n_val = max(1, len(idx) // 5)
-        va, tr = idx[:n_val], idx[n_val:]
-        ym = y[tr].mean()
-        Kv = self._K(X[va], X[tr])
-        errs = []
-        for a in self.alphas:
-            try:
-                c = self._solve(X[tr], y[tr] - ym, a)
-                errs.append(float(np.mean((Kv @ c + ym - y[va]) ** 2)))
-            except np.linalg.LinAlgError:
-                errs.append(np.inf)
-        self.validation_scores_ = np.array(errs)
-        self.alpha_ = float(self.alphas[int(np.argmin(errs))])
-        self.mean_ = y.mean()
-        self.X_ = X
-        self.coef_ = self._solve(X, y - self.mean_, self.alpha_)
-        return self
-
-    def predict(self, X):
-        out = np.empty(len(X))
-        for s in range(0, len(X), 2048):
-            out[s:s + 2048] = self._K(X[s:s + 2048], self.X_) @ self.coef_ + self.mean_
-        return out
+def fit_exact(X, y, *, sigma, alphas=ALPHAS, search_rows=3000, seed=0):
+    """Exact Gaussian kernel ridge (:class:`randfeat.ExactKernelRidge`, per-sample ``alphas``):
+    alpha chosen by the estimator's validation split on at most ``search_rows`` training rows
+    (a random subsample: the n x n system costs O(n^3)), then one solve on all rows."""
+    idx = np.random.default_rng(seed).permutation(len(X))[:search_rows]
+    search = ExactKernelRidge(sigma=sigma, alphas=alphas, alpha_scale="mean",
+                              random_state=seed).fit(X[idx], y[idx])
+    return ExactKernelRidge(sigma=sigma, alphas=search.alpha_, alpha_scale="mean").fit(X, y)
 
 
 def timing_conditions():
@@ -86,9 +47,11 @@ def timing_conditions():
     average when the computation starts."""
     from threadpoolctl import threadpool_info
 
-    from randfeat._validation import check_n_threads, effective_n_cpus
+    # randfeat's public configuration: the CPUs this process may use, which is also what the
+    # learners' n_threads=None means
+    cpus = randfeat.show_config(as_dict=True)["machine"]["usable_cpus"]
     blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-    return dict(cpus=effective_n_cpus(), learner_threads=check_n_threads(None),
+    return dict(cpus=cpus, learner_threads=cpus,
                 blas_threads=max(blas) if blas else None,
                 omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
                 load_average=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None)
@@ -109,13 +72,13 @@ def fit_timed(method, data, *, n, sigma, seed, alphas=ALPHAS):
     """Fit on data['Xtr'] and predict data['Xte']: (predictions, fit wall seconds, model, fit CPU
     seconds).  CPU seconds (``time.process_time``, all threads of the process) measure the work
     independently of other processes competing for the cores."""
+    c0, t0 = time.process_time(), time.perf_counter()
     if method == "exact":
-        model = ExactKernelRidge(sigma, alphas=alphas, seed=seed)
+        model = fit_exact(data["Xtr"], data["ytr"], sigma=sigma, alphas=alphas, seed=seed)
     else:
         model = make_learner(method, data["task"], n=n, sigma=sigma, seed=seed, alphas=alphas,
                              n_rows=len(data["Xtr"]))
-    c0, t0 = time.process_time(), time.perf_counter()
-    model.fit(data["Xtr"], data["ytr"])
+        model.fit(data["Xtr"], data["ytr"])
     fit_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
     return model.predict(data["Xte"]), fit_s, model, cpu_s
 

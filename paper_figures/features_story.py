@@ -17,14 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._data import dataset_available
+from paper_figures._output import fmt, md_table
 
 CODE_VERSION = 1
 CANDIDATES = ("cpu_act", "adult", "letter", "kddcup99")
 
 
 def _available(name, data_dir):
-    return C.dataset_available(name, data_dir)  # LETTER too: randfeat.datasets.load_letter
+    return dataset_available(name, data_dir)  # LETTER too: randfeat.datasets.load_letter
 
 
 def params(cfg):
@@ -107,14 +108,14 @@ def render(result, p, out_dir):
         rows.append([ds["name"], ds["n_train"], ds["d"], f"{ds['sigma']:.3g}", f"{ds['lam']:g}",
                      f"{ds['e_exact']:.4g}", dl or f"> {ds['sizes'][-1]['D']}",
                      r["D_learn10"] or f"> {ds['sizes'][-1]['D']}",
-                     C.fmt(r["k_at_learn"])]
+                     fmt(r["k_at_learn"])]
                     + [f"{r['bounds'][b]:,.0f}" + (f" ({r['bounds'][b] / dl:,.0f}x)" if dl else "")
                        for b in bnames]
                     + [f"{r['D_kmax']:,.0f}"])
     md.write_text(
         f"# {title}\n\n"
         + ("**QUICK MODE** (subsampled)\n\n" if p["quick"] else "")
-        + C.md_table(["data", "n_train", "d", "sigma", "lambda", "exact KRR test error",
+        + md_table(["data", "n_train", "d", "sigma", "lambda", "exact KRR test error",
                       "D_learn (1%)", "D within 10%", "max kernel error at D_learn"]
                      + [f"D for eps=0.01: {b} (ratio to D_learn)" for b in bnames]
                      + ["empirical D for max kernel error 0.01"], rows)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._features import METHOD_LABELS, derive_seed, make_features
+from paper_figures._output import md_table, progress
 
 CODE_VERSION = 1
 
@@ -30,16 +31,16 @@ def params(cfg):
 
 
 def compute(p):
-    rng = np.random.default_rng(C.derive_seed(p["seed"], "ff13_fig1", "data"))
+    rng = np.random.default_rng(derive_seed(p["seed"], "ff13_fig1", "data"))
     X = rng.uniform(0.0, 1.0, size=(p["n_points"], p["d"]))
     Y = X[rng.permutation(p["n_points"])]
     k = np.exp(-np.sum((X - Y) ** 2, axis=1) / (2 * p["sigma"] ** 2))
     res = {"rks": np.zeros((len(p["ns"]), p["reps"])),
            "ff_rbf": np.zeros((len(p["ns"]), p["reps"]))}
     jobs = [(i, n, r, m) for i, n in enumerate(p["ns"]) for r in range(p["reps"]) for m in res]
-    for i, n, r, m in C.progress(jobs, desc="ff13_fig1"):
-        seed = C.derive_seed(p["seed"], "ff13_fig1", m, n, r)
-        f = C.make_features(m, 2 * n, p["sigma"], seed).fit(X)
+    for i, n, r, m in progress(jobs, desc="ff13_fig1"):
+        seed = derive_seed(p["seed"], "ff13_fig1", m, n, r)
+        f = make_features(m, 2 * n, p["sigma"], seed).fit(X)
         kh = np.sum(np.asarray(f.transform(X)) * np.asarray(f.transform(Y)), axis=1)
         res[m][i, r] = np.mean(np.abs(kh - k))
     return dict(ns=p["ns"], mean_abs_err={m: v.tolist() for m, v in res.items()},
@@ -56,7 +57,7 @@ def render(result, p, out_dir):
     for m, style in (("rks", "o-"), ("ff_rbf", "s--")):
         v = np.array(result["mean_abs_err"][m])
         ax.errorbar(ns, v.mean(1), yerr=v.std(1, ddof=1) if v.shape[1] > 1 else None, fmt=style,
-                    capsize=3, label=C.METHOD_LABELS[m])
+                    capsize=3, label=METHOD_LABELS[m])
     ref = np.array(result["mean_abs_err"]["rks"]).mean(1)[0] * np.sqrt(ns[0] / ns)
     ax.plot(ns, ref, ":", color="gray", label=r"$\propto n^{-1/2}$")
     ax.set(xscale="log", yscale="log", xlabel="n (frequencies; 2n feature columns)",
@@ -85,5 +86,5 @@ def render(result, p, out_dir):
                   "1.5 (with the chi-distributed S), i.e. an expected |k − k̂| ratio of about "
                   "sqrt(1.5) ≈ 1.22: the curves are parallel (both ∝ n^{-1/2}) but not "
                   "identical.\n\n"
-                  + C.md_table(["n", "RKS", "Fastfood", "ratio FF/RKS"], rows) + "\n")
+                  + md_table(["n", "RKS", "Fastfood", "ratio FF/RKS"], rows) + "\n")
     return [path, md]

@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._features import _feature_classes, derive_seed
+from paper_figures._output import progress, write_table_md
 
 CODE_VERSION = 1
 # (d, n, Fastfood s, RKS s, speedup, RAM improvement)
@@ -53,12 +54,12 @@ def _time_one(est, x, repeats):
 
 
 def compute(p):
-    RFF, FF, _ = C._feature_classes()
+    RFF, FF, _ = _feature_classes()
     out = []
-    for d, n in C.progress(p["rows"], desc="ff13_table1"):
-        rng = np.random.default_rng(C.derive_seed(p["seed"], "ff13_table1", d, n))
+    for d, n in progress(p["rows"], desc="ff13_table1"):
+        rng = np.random.default_rng(derive_seed(p["seed"], "ff13_table1", d, n))
         x = rng.standard_normal((1, d)).astype(p["dtype"])
-        seed = C.derive_seed(p["seed"], "ff13_table1", "features", d, n)
+        seed = derive_seed(p["seed"], "ff13_table1", "features", d, n)
         ff = FF(2 * n, sigma=np.sqrt(d), features="paired", random_state=seed,
                 n_threads=1).fit(x)
         ff_med, ff_min = _time_one(ff, x, p["repeats"])
@@ -102,4 +103,4 @@ def render(result, p, out_dir):
            "products (the d x n float32 matrix is read once per call); on this shared machine "
            "they vary several-fold with the load of other processes, which inflates the "
            "speed-up column — compare the Fastfood column with the paper's directly.\n"]
-    return C.write_table_md(out_dir, "ff13_table1", txt, header, rows, result)
+    return write_table_md(out_dir, "ff13_table1", txt, header, rows, result)

@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures import _metrics
+from paper_figures._data import dataset_available, prepare
+from paper_figures._features import METHOD_LABELS, derive_seed
+from paper_figures._learning import ALPHAS, SIGMA_FACTORS, fit_timed, select_sigma
+from paper_figures._metrics import bootstrap_se, mean_std
+from paper_figures._output import fmt, progress, write_table_md
 
 NESTED_CACHE = True  # per-row caches: --render-only assembles them
 CODE_VERSION = 1
@@ -54,15 +59,15 @@ def params(cfg):
     for ds in PAPER:
         if cfg.datasets and ds not in cfg.datasets:
             continue
-        ok, msg = C.dataset_available(ds, cfg.data_dir)
+        ok, msg = dataset_available(ds, cfg.data_dir)
         rows.append(dict(dataset=ds, available=ok, missing=msg))
     q = cfg.quick
     return dict(rows=rows, data_dir=str(cfg.data_dir), cache_dir=str(cfg.out),
                 reps=cfg.reps or (1 if q else 3),
                 seed=cfg.seed, n_out=256 if q else 2048, max_train=1500 if q else None,
                 max_test=1500 if q else None, search_rows=800 if q else 2000,
-                factors=[0.25, 0.5, 1.0, 2.0] if q else list(C.SIGMA_FACTORS),
-                alphas=list(C.ALPHAS), quick=q, exact_max_rows=EXACT_MAX_ROWS)
+                factors=[0.25, 0.5, 1.0, 2.0] if q else list(SIGMA_FACTORS),
+                alphas=list(ALPHAS), quick=q, exact_max_rows=EXACT_MAX_ROWS)
 
 
 def compute(p):
@@ -73,7 +78,7 @@ def compute(p):
     out = []
     avail = [r["dataset"] for r in p["rows"] if r["available"]]
     common = {k: v for k, v in p.items() if k not in ("rows",)}
-    for ds in C.progress(avail, desc="ff13_table2"):
+    for ds in progress(avail, desc="ff13_table2"):
         r = cached(p["cache_dir"], "ff13_table2_dataset" + ("_quick" if p["quick"] else ""),
                    dict(common, dataset=ds), _compute_dataset, code_version=CODE_VERSION,
                    log=lambda m: None)
@@ -85,12 +90,12 @@ def compute(p):
 def _compute_dataset(p):
     ds = p["dataset"]
     out = []
-    d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
+    d0 = prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
                    max_test=p["max_test"])
     sig = {}
     for fam in ("rks", "ff_fft", "ff_ballsum"):
-        seed = C.derive_seed(p["seed"], "ff13_table2", ds, fam, "search")
-        sig[fam] = C.select_sigma(fam, d0, n=p["n_out"], seed=seed, factors=p["factors"],
+        seed = derive_seed(p["seed"], "ff13_table2", ds, fam, "search")
+        sig[fam] = select_sigma(fam, d0, n=p["n_out"], seed=seed, factors=p["factors"],
                                   search_rows=p["search_rows"])
     for method in METHODS:
         if method == "exact" and d0["n_train"] > p["exact_max_rows"]:
@@ -102,14 +107,14 @@ def _compute_dataset(p):
         sigma = sig[fam][0]
         rm, se, rel, rng_y, times, alphas, seeds = [], [], [], [], [], [], []
         for r in range(p["reps"]):
-            d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
+            d = d0 if r == 0 else prepare(ds, p["data_dir"], split_seed=r,
                                             max_train=p["max_train"], max_test=p["max_test"])
-            seed = C.derive_seed(p["seed"], "ff13_table2", ds, method, r)
-            pred, fit_s, model, _ = C.fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
+            seed = derive_seed(p["seed"], "ff13_table2", ds, method, r)
+            pred, fit_s, model, _ = fit_timed(method, d, n=p["n_out"], sigma=sigma, seed=seed,
                                              alphas=p["alphas"])
-            e = C.rmse(d["yte"], pred)
+            e = _metrics.rmse(d["yte"], pred)
             rm.append(e)
-            se.append(C.bootstrap_se(C.rmse, d["yte"], pred, seed=seed))
+            se.append(bootstrap_se(_metrics.rmse, d["yte"], pred, seed=seed))
             rel.append(e / float(np.std(d["yte"])))
             rng_y.append(e / float(np.ptp(d["ytr"])))
             times.append(fit_s)
@@ -133,37 +138,37 @@ def render(result, p, out_dir):
         info = PAPER[ds]
         for method in METHODS:
             pv = info[PAPER_COL[method]]
-            name = C.METHOD_LABELS[method]
+            name = METHOD_LABELS[method]
             if not row["available"]:
-                rows.append([info[0], name, C.fmt(pv), "data missing", "–", "not run", "–", "–",
+                rows.append([info[0], name, fmt(pv), "data missing", "–", "not run", "–", "–",
                              "–", "–", "–", row["missing"].split(". ")[0]])
                 continue
             if (ds, method) not in res:
-                rows.append([info[0], name, C.fmt(pv), "not computed yet", "–", "–", "–", "–",
+                rows.append([info[0], name, fmt(pv), "not computed yet", "–", "–", "–", "–",
                              "–", "–", "–", "still running"])
                 continue
             r = res[(ds, method)]
             if "skipped" in r:
-                rows.append([info[0], name, C.fmt(pv), "not run", "–", "–", "–", "–", "–", "–",
+                rows.append([info[0], name, fmt(pv), "not run", "–", "–", "–", "–", "–", "–",
                              "–", r["skipped"]])
                 continue
-            m, s = C.mean_std(r["rmse"])
-            mr, _ = C.mean_std(r["rmse_over_std"])
+            m, s = mean_std(r["rmse"])
+            mr, _ = mean_std(r["rmse_over_std"])
             if pv is None:
                 ratio, verdict = "–", "no paper value"
             else:
-                ratio = C.fmt(m / pv)
+                ratio = fmt(m / pv)
                 se = float(np.mean(r["rmse_se"])) if "rmse_se" in r else None
-                tol = 2 * C.noise(s, se)
+                tol = 2 * _metrics.noise(s, se)
                 if p["quick"]:
                     verdict = "n/a (quick mode)"
                 elif ds in ("kegg", "parkinsons"):
                     verdict = "n/a (units differ)"
                 else:
                     verdict = "met" if m <= pv + tol else "NOT met"
-            se_txt = C.fmt(float(np.mean(r["rmse_se"]))) if "rmse_se" in r else "–"
-            rows.append([info[0], name, C.fmt(pv), f"{C.fmt(m)} ± {C.fmt(s)}", ratio, verdict,
-                         se_txt, C.fmt(mr), C.fmt(float(np.mean(r["fit_seconds"])), 2),
+            se_txt = fmt(float(np.mean(r["rmse_se"]))) if "rmse_se" in r else "–"
+            rows.append([info[0], name, fmt(pv), f"{fmt(m)} ± {fmt(s)}", ratio, verdict,
+                         se_txt, fmt(mr), fmt(float(np.mean(r["fit_seconds"])), 2),
                          f"{r['sigma']:.3g}", f"{r['n_train']} / {r['n_test']}",
                          NOTES.get(ds, "") + (
                              f"; RMSE / range(y_train) = {np.mean(r['rmse_over_range']):.3f} "
@@ -184,4 +189,4 @@ def render(result, p, out_dir):
            "split, which the repetitions do not see). The paper column for "
            "Fastfood ball-sum is FF13's 'Fastfood Matérn' (t = 2 here; FF13 do not state t). "
            "FF13's Forest row is omitted (covtype not at hand; FF13 regress the class label).\n"]
-    return C.write_table_md(out_dir, "ff13_table2", txt, header, rows, result)
+    return write_table_md(out_dir, "ff13_table2", txt, header, rows, result)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._features import derive_seed
+from paper_figures._output import write_table_md
 
 CODE_VERSION = 1
 
@@ -35,7 +36,7 @@ def compute(p):
     from analysis.checks import orf_variance
 
     mc = orf_variance.run(dict(ds=p["ds"], ms=[1], zs=p["zs"], R=p["R"]),
-                          C.derive_seed(p["seed"], "orf_fig2"))
+                          derive_seed(p["seed"], "orf_fig2"))
     if p["n_curve"]:
         zc = np.linspace(0.05, max(p["zs"]), p["n_curve"])
         curves = {str(d): dict(exact=orf_theory.orf_var_ratio(zc, d, d).tolist(),
@@ -98,7 +99,7 @@ def render(result, p, out_dir):
         "expected outside by chance).",
         "",
     ]
-    md = C.write_table_md(out_dir, "orf_fig2", para,
+    md = write_table_md(out_dir, "orf_fig2", para,
                           ["d", "z", "exact", "eq. 3", "randfeat [95% interval]",
                            "exact inside"], rows, result)
     return [png, *md]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._features import derive_seed
+from paper_figures._output import write_table_md
 
 CODE_VERSION = 1
 
@@ -40,7 +41,7 @@ def compute(p):
     from analysis import orf_theory, orth_common, stats
     from analysis.checks import sorf
 
-    seed = C.derive_seed(p["seed"], "orf_fig3")
+    seed = derive_seed(p["seed"], "orf_fig3")
     res = sorf.run(dict(ds=p["ds"], zs=p["zs"], R=p["R"]), seed)
     zs = np.asarray(p["zs"], dtype=float)
     geo = np.random.default_rng(20161207)
@@ -114,7 +115,7 @@ def render(result, p, out_dir):
         "iid RFF's except at small d and large z — are read off the table and the figure.",
         "",
     ]
-    md = C.write_table_md(out_dir, "orf_fig3", para,
+    md = write_table_md(out_dir, "orf_fig3", para,
                           ["d", "z", "SORF bias ± se", "ORF' bias (exact)", "ORF' bias (MC)",
                            "Thm 3 bound", "SORF var ratio [95%]", "ORF' var ratio [95%]",
                            "ORF var ratio (exact)"], rows, result)

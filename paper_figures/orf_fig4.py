@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from paper_figures import _common as C
+from paper_figures._features import derive_seed
+from paper_figures._output import write_table_md
 from paper_figures.orf_letter import LABELS, MAPS, _stats, kernel_mse
 
 CODE_VERSION = 1
@@ -46,7 +47,7 @@ def compute(p):
             out[name] = dict(missing=str(e))
             continue
         if sp.issparse(X):
-            rows = np.random.default_rng(C.derive_seed(p["seed"], "orf_fig4", name, "rows"))
+            rows = np.random.default_rng(derive_seed(p["seed"], "orf_fig4", name, "rows"))
             X = X[np.sort(rows.choice(X.shape[0], min(X.shape[0], 20 * p["n_points"]),
                                       replace=False))].toarray()
         out[name] = kernel_mse(X, p, f"orf_fig4/{name}")
@@ -129,6 +130,6 @@ def render(result, p, out_dir):
                                                                f" ({mean[i] / rff[i]:.2f})"))
             rows.append(row)
     para.append("")
-    paths += C.write_table_md(out_dir, "orf_fig4", para,
+    paths += write_table_md(out_dir, "orf_fig4", para,
                               ["dataset", "D/d", *[LABELS[m] for m in MAPS]], rows, result)
     return paths

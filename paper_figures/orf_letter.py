@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._features import derive_seed
+from paper_figures._output import progress, write_table_md
 
 CODE_VERSION = 3
 MAPS = ("rff", "orf", "orf_u", "sorf", "sobol", "halton", "fastfood")
@@ -82,7 +83,7 @@ def kernel_mse(X, p, tag):
     from (``p["seed"]``, ``tag``, ...)."""
     X = np.asarray(X, dtype=float)
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    rng = np.random.default_rng(C.derive_seed(p["seed"], tag, "sample"))
+    rng = np.random.default_rng(derive_seed(p["seed"], tag, "sample"))
     n = min(p["n_points"], len(X))
     X = X[rng.choice(len(X), n, replace=False)]
     sq = np.maximum((X * X).sum(1)[:, None] + (X * X).sum(1)[None, :] - 2 * X @ X.T, 0.0)
@@ -93,8 +94,8 @@ def kernel_mse(X, p, tag):
     mse = {m: np.zeros((len(p["multiples"]), p["reps"])) for m in MAPS}
     jobs = [(i, k, r, m) for i, k in enumerate(p["multiples"]) for r in range(p["reps"])
             for m in MAPS]
-    for i, k, r, m in C.progress(jobs, desc=tag):
-        Z = np.asarray(make_map(m, k * d, sigma, C.derive_seed(p["seed"], tag, m, k, r))
+    for i, k, r, m in progress(jobs, desc=tag):
+        Z = np.asarray(make_map(m, k * d, sigma, derive_seed(p["seed"], tag, m, k, r))
                        .fit_transform(X), dtype=float)
         mse[m][i, r] = float(np.mean((Z @ Z.T - K) ** 2))
     from analysis.orf_theory import orf_unit_mean
@@ -170,6 +171,6 @@ def render(result, p, out_dir):
         f"(analysis.orf_theory): {result['orf_unit_bias2']:.3g}.",
         "",
     ]
-    md = C.write_table_md(out_dir, "orf_letter", para, ["D/d", *[LABELS[m] for m in MAPS]],
+    md = write_table_md(out_dir, "orf_letter", para, ["D/d", *[LABELS[m] for m in MAPS]],
                           rows, result)
     return [png, *md]

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures._data import _subsample, dataset_available, prepare
+from paper_figures._features import derive_seed
+from paper_figures._learning import make_learner, select_sigma
+from paper_figures._output import md_table, progress
 
 CODE_VERSION = 2  # 2: RR07 protocol v3 preprocessing (as Table 1: binary kept, skewed log1p)
 ALPHAS = (1e-6, 1e-4, 1e-2)
@@ -29,7 +32,7 @@ def params(cfg):
         cands = [c for c in cands if c in cfg.datasets] or cands
     ds, missing = None, {}
     for c in cands:
-        ok, msg = C.dataset_available(c, cfg.data_dir)
+        ok, msg = dataset_available(c, cfg.data_dir)
         if ok:
             ds = c
             break
@@ -43,7 +46,7 @@ def params(cfg):
 
 
 def _fit(d, P, sigma, seed, alphas):
-    model = C.make_learner("binning", d["task"], n=P, sigma=sigma, seed=seed, alphas=alphas)
+    model = make_learner("binning", d["task"], n=P, sigma=sigma, seed=seed, alphas=alphas)
     t0 = time.perf_counter()
     model.fit(d["Xtr"], d["ytr"])
     t1 = time.perf_counter()
@@ -57,9 +60,9 @@ def compute(p):
         return dict(skipped="no classification dataset at hand", missing=p["missing"])
     ds = p["dataset"]
     pre = p.get("preprocess", "standard")
-    d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
+    d0 = prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
                    max_test=p["max_test"], preprocess=pre)
-    sigma, scores = C.select_sigma("binning", d0, n=30, seed=C.derive_seed(p["seed"], "fig3"),
+    sigma, scores = select_sigma("binning", d0, n=30, seed=derive_seed(p["seed"], "fig3"),
                                    search_rows=p["search_rows"])
     N = d0["n_train"]
     sizes = sorted({int(s) for s in np.unique(np.round(np.logspace(1, np.log10(N), 9)))})
@@ -70,15 +73,15 @@ def compute(p):
     jobs = ([("size", i, r) for r in range(p["reps"]) for i in range(len(sizes))]
             + [("P", j, r) for r in range(p["reps"]) for j in range(len(p["Ps"]))])
     data = {0: d0}
-    for kind, i, r in C.progress(jobs, desc="rr07_fig3"):
+    for kind, i, r in progress(jobs, desc="rr07_fig3"):
         if r not in data:
-            data[r] = C.prepare(ds, p["data_dir"], split_seed=r, max_train=p["max_train"],
+            data[r] = prepare(ds, p["data_dir"], split_seed=r, max_train=p["max_train"],
                                 max_test=p["max_test"], preprocess=pre)
         d = data[r]
-        seed = C.derive_seed(p["seed"], "fig3", kind, i, r)
+        seed = derive_seed(p["seed"], "fig3", kind, i, r)
         if kind == "size":
             rng = np.random.default_rng(seed)
-            idx = C._subsample(d["ytr"], sizes[i], rng, True)
+            idx = _subsample(d["ytr"], sizes[i], rng, True)
             sub = dict(d, Xtr=d["Xtr"][idx], ytr=d["ytr"][idx])
             err_size[i, r] = _fit(sub, p["sizes_P"], sigma, seed, p["alphas"])[0]
         else:
@@ -139,8 +142,8 @@ def render(result, p, out_dir):
         + ("**QUICK MODE** (subsampled)\n\n" if p["quick"] else "")
         + "Paper (Forest): error falls from ~50% to ~3% with training size, from ~6% to ~2.5% "
           "as P goes 10→50; training+testing time ~400–1200 s over P = 10..50.\n\n"
-        + C.md_table(["P", "test error % (mean ± std)", "train s", "train+test s"], rows)
-        + "\n\n" + C.md_table(["training size", f"test error % (P={p['sizes_P']})"], srows)
+        + md_table(["P", "test error % (mean ± std)", "train s", "train+test s"], rows)
+        + "\n\n" + md_table(["training size", f"test error % (P={p['sizes_P']})"], srows)
         + "\n\nMissing larger sets: " + "; ".join(f"{k}: {v}" for k, v in
                                                  result["missing"].items())
         + f"\n\nSizes: {result['n_train']} training rows ("

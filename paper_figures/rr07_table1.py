@@ -6,7 +6,7 @@ Binning+LS: Laplacian (L1, product) kernel, random binning features with the pap
 Both with ridge regression / least-squares classification (:mod:`randfeat.linear`).  Error:
 classification error in %, regression error = ||y_hat - y|| / ||y|| in % ("RMS error normalised by
 the norm of the ground truth").  Protocol (splits, bandwidth and alpha by validation, timing):
-``paper_figures/_common.py``.
+``paper_figures/__init__.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_figures import _common as C
+from paper_figures import _output
+from paper_figures._data import dataset_available, prepare
+from paper_figures._features import METHOD_LABELS, derive_seed
+from paper_figures._learning import describe_timing, fit_timed, select_sigma, timing_conditions
+from paper_figures._metrics import mean_std, rr_error
+from paper_figures._output import md_table, progress
 
 NESTED_CACHE = True  # per-row caches: --render-only assembles them
 CODE_VERSION = 5  # 2: sigma grid extension at the edge, CPU seconds; 3: protocol v3 (below);
@@ -56,7 +61,7 @@ NOTES = {
 def params(cfg):
     rows = []
     for label, ds, D, P, *_ in PAPER:
-        ok, msg = C.dataset_available(ds, cfg.data_dir)
+        ok, msg = dataset_available(ds, cfg.data_dir)
         if cfg.datasets and ds not in cfg.datasets:
             continue
         rows.append(dict(label=label, dataset=ds, D=D, P=P, available=ok, missing=msg))
@@ -77,7 +82,7 @@ def compute(p):
     common = {k: v for k, v in p.items() if k != "rows"}
     jobs = [(r, m) for r in p["rows"] if r["available"] for m in ("fourier", "binning")]
     out = []
-    for row, method in C.progress(jobs, desc="rr07_table1"):
+    for row, method in progress(jobs, desc="rr07_table1"):
         q = dict(common, dataset=row["dataset"], method=method,
                  n=2 * row["D"] if method == "fourier" else row["P"])
         r = cached(p["cache_dir"], "rr07_table1_row" + ("_quick" if p["quick"] else ""),
@@ -89,23 +94,23 @@ def compute(p):
 
 def _compute_row(p):
     ds, method, n = p["dataset"], p["method"], p["n"]
-    timing = C.timing_conditions()
+    timing = timing_conditions()
     pre = p.get("preprocess", "standard")
-    d0 = C.prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
+    d0 = prepare(ds, p["data_dir"], split_seed=0, max_train=p["max_train"],
                    max_test=p["max_test"], preprocess=pre)
-    s0 = C.derive_seed(p["seed"], "rr07_table1", ds, method)
-    sigma, scores = C.select_sigma(method, d0, n=n, seed=s0, factors=p["factors"],
+    s0 = derive_seed(p["seed"], "rr07_table1", ds, method)
+    sigma, scores = select_sigma(method, d0, n=n, seed=s0, factors=p["factors"],
                                    search_rows=p["search_rows"], alphas=p["alphas"],
                                    max_extend=p.get("max_extend", 2))
     errs, times, cpus, alphas, seeds = [], [], [], [], []
     for r in range(p["reps"]):
-        d = d0 if r == 0 else C.prepare(ds, p["data_dir"], split_seed=r,
+        d = d0 if r == 0 else prepare(ds, p["data_dir"], split_seed=r,
                                         max_train=p["max_train"], max_test=p["max_test"],
                                         preprocess=pre)
-        seed = C.derive_seed(p["seed"], "rr07_table1", ds, method, r)
-        pred, fit_s, model, cpu_s = C.fit_timed(method, d, n=n, sigma=sigma, seed=seed,
+        seed = derive_seed(p["seed"], "rr07_table1", ds, method, r)
+        pred, fit_s, model, cpu_s = fit_timed(method, d, n=n, sigma=sigma, seed=seed,
                                                 alphas=p["alphas"])
-        errs.append(C.rr_error(d["task"], d["yte"], pred))
+        errs.append(rr_error(d["task"], d["yte"], pred))
         times.append(fit_s)
         cpus.append(cpu_s)
         alphas.append(model.alpha_)
@@ -128,7 +133,7 @@ def render(result, p, out_dir):
     for row in p["rows"]:
         label, ds, D, P, fe, ft, be, bt = paper[row["dataset"]]
         for method, size, pe, pt in (("fourier", f"D={D}", fe, ft), ("binning", f"P={P}", be, bt)):
-            name = C.METHOD_LABELS[method]
+            name = METHOD_LABELS[method]
             if not row["available"]:
                 rows.append([label, name, size, fmt(pe), "data missing", "–", "not run", fmt(pt),
                              "–", "–", "–", "not run", "–", "–", "–",
@@ -139,14 +144,14 @@ def render(result, p, out_dir):
                              "–", "–", "–", "–", "–", "–", "–", "row still running"])
                 continue
             r = res[(ds, method)]
-            m, s = C.mean_std(r["errors"])
+            m, s = mean_std(r["errors"])
             t = float(np.mean(r["fit_seconds"]))
             c = float(np.mean(r.get("fit_cpu_seconds", [np.nan])))
             tol = 2 * s if np.isfinite(s) else 0.0
             err_ok = m <= pe + tol
             time_ok = pt / t >= 10
             cpu_ok = np.isfinite(c) and pt / c >= 10
-            note = NOTES.get(ds, "") + "; " + C.describe_timing(r.get("timing"))
+            note = NOTES.get(ds, "") + "; " + describe_timing(r.get("timing"))
             grid = sorted(float(k) for k in r["sigma_scores"])
             if grid and r["sigma"] in (grid[0], grid[-1]):
                 note += "; sigma at the edge of the searched grid"
@@ -186,7 +191,7 @@ def render(result, p, out_dir):
            "Binning: Laplacian (L1) kernel, P grids, LSQR. sigma (on ≤ 20,000 training rows) and "
            "alpha (20% validation split of the training set) chosen by validation, never on the "
            "test split (see README).\n",
-           C.md_table(header, rows), "",
+           md_table(header, rows), "",
            "Compute time of the rows shown (bandwidth search + all repetitions, summed over the "
            "per-row computations, which may come from separate runs): "
            + ", ".join(f"{r['dataset']} {r['method']} {r['compute_seconds']:.0f} s"
@@ -198,7 +203,7 @@ def render(result, p, out_dir):
 
 
 def fmt(x):
-    return C.fmt(x, 2)
+    return _output.fmt(x, 2)
 
 
 def _why_slow(r, paper_s, wall_met=False):

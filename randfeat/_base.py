@@ -1,7 +1,9 @@
-"""Shared scikit-learn plumbing of the randfeat transformers."""
+"""Shared scikit-learn plumbing of the randfeat estimators: the one rule for a kernel and its
+length scale, atomic fits, and the one hook that hands dask arrays to :mod:`randfeat.dask`."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -13,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from randfeat._validation import check_n_threads, check_random_state
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 
-__all__ = ["RandomFeaturesBase", "data_sigma"]
+__all__ = ["DaskRouted", "RandomFeaturesBase", "data_sigma", "is_dask_array", "resolve_kernel"]
 
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -52,6 +54,11 @@ def data_sigma(rule, X) -> float:
     seed (so it depends on X only); zero distances (duplicate rows) are left out, and 1.0 is used
     when every distance is zero.
 
+    Both work on data of any magnitude: when the variance (or a squared distance) would
+    overflow or underflow float64 (entries beyond ~1e154 or below ~1e-154), it is computed on
+    X / max|x| and scaled back.  A length scale that float64 cannot hold raises ValueError naming
+    ``sigma``.
+
     Parameters
     ----------
     rule : {"scale", "median"}
@@ -70,13 +77,18 @@ def data_sigma(rule, X) -> float:
     """
     n, d = X.shape
     if rule == "scale":
-        if sp.issparse(X):
-            mean = float(X.sum(dtype=np.float64)) / (n * d)
-            var = float(X.multiply(X).sum(dtype=np.float64)) / (n * d) - mean * mean
-        else:
-            var = float(np.var(X, dtype=np.float64))
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = _variance(X, 1.0)
+        if not (math.isfinite(var) and var >= _TINY):
+            # the variance overflowed (|x| beyond ~1e154) or underflowed: computed on X / s,
+            # s = max |x|, and scaled back (sigma = s sqrt(d var(X/s) / 2))
+            s = float(abs(X).max()) if sp.issparse(X) else float(np.max(np.abs(X)))
+            if s > 0 and math.isfinite(s):
+                v = _variance(X, s)
+                sigma = s * math.sqrt(0.5 * d * v) if v > 0 else math.sqrt(0.5)
+                return _finite_sigma(sigma, rule, s)
         gamma = 1.0 / (d * var) if var > 0 else 1.0
-        return float(np.sqrt(0.5 / gamma))
+        return _finite_sigma(float(np.sqrt(0.5 / gamma)), rule, None)
     if rule == "median":
         from sklearn.metrics.pairwise import euclidean_distances
         rows = np.arange(n)
@@ -85,13 +97,117 @@ def data_sigma(rule, X) -> float:
                                                                      replace=False))
         Xs = X[rows]
         Xs = Xs.astype(np.float64) if sp.issparse(Xs) else np.asarray(Xs, dtype=np.float64)
+        s = 1.0
+        big = float(abs(Xs).max()) if sp.issparse(Xs) else float(np.max(np.abs(Xs)))
+        if not big < 1e150 or 0 < big < 1e-150:
+            s = big     # squared norms would overflow (or underflow): distances of X / s
+            Xs = Xs / s
         D = euclidean_distances(Xs)[np.triu_indices(len(rows), 1)]
         D = D[D > 0]
-        return float(np.median(D)) if D.size else 1.0
+        return _finite_sigma(s * float(np.median(D)) if D.size else 1.0, rule, big)
     raise ValueError(f"unknown sigma rule {rule!r}; use a positive number, 'scale' or 'median'")
 
 
-class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+#: below this the variance of "scale" is computed on rescaled data (subnormal or zero)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _variance(X, s):
+    """Variance of all entries of X / s (float64)."""
+    n, d = X.shape
+    if sp.issparse(X):
+        Xs = X if s == 1.0 else X.astype(np.float64) / s
+        mean = float(Xs.sum(dtype=np.float64)) / (n * d)
+        return float(Xs.multiply(Xs).sum(dtype=np.float64)) / (n * d) - mean * mean
+    return float(np.var(X if s == 1.0 else np.asarray(X, dtype=np.float64) / s,
+                        dtype=np.float64))
+
+
+def _finite_sigma(sigma, rule, magnitude):
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(
+            f"sigma={rule!r}: the length scale estimated from X is {sigma!r}, not a positive "
+            f"finite number" + ("" if magnitude is None else f" (entries of X up to "
+                                f"|x| = {magnitude:.3g})") + "; rescale X (e.g. with "
+            "sklearn.preprocessing.StandardScaler) or pass a numeric sigma")
+    return sigma
+
+
+def resolve_kernel(kernel, sigma, X, *, require=None, who=None, **params):
+    """The one rule for a kernel and its length scale, used by every randfeat estimator.
+
+    ``kernel`` is a registered name or a kernel instance (or, for random binning, a pitch
+    sampler); ``sigma`` is None, a positive number or ``"scale"``/``"median"`` (:func:`data_sigma`
+    on ``X``).  A name is built with ``sigma`` (1.0 when None) and its extra parameters
+    ``params`` (the estimator's ``kernel_params``: ``nu``, ``t``, ``a``, ...); an instance
+    carries its own length scale and parameters, so ``sigma`` other than None, or any
+    ``params``, raise ValueError (:func:`randfeat.kernels.get_kernel`).  ``require``
+    ("fourier", "fastfood" or "binning") refuses kernels the map cannot approximate.
+    """
+    if isinstance(kernel, ShiftInvariantKernel) and params:
+        raise ValueError(f"{who}: kernel_params={params!r} cannot be applied to the kernel "
+                         f"instance {kernel!r}; pass them to its constructor, or give the kernel "
+                         f"by name ({kernel.name!r})")
+    if isinstance(sigma, str) and not isinstance(kernel, ShiftInvariantKernel):
+        if X is None:
+            raise ValueError(f"{who}: sigma={sigma!r} (a length scale chosen from the data) is "
+                             "not available here; pass a number")
+        sigma = data_sigma(sigma, X)
+    return get_kernel(kernel, sigma, require=require, who=who, **params)
+
+
+# ----------------------------------------------------------------------------- dask
+#: the methods whose first argument may be a dask array (see DaskRouted)
+_DASK_METHODS = ("fit", "fit_transform", "transform", "predict", "decision_function")
+
+
+def is_dask_array(X) -> bool:
+    """True for a ``dask.array.Array`` (checked by type name: dask is not imported)."""
+    t = type(X)
+    return t.__name__ == "Array" and t.__module__.startswith("dask.array")
+
+
+def _routed(name, method):
+    @functools.wraps(method)
+    def routed(self, X, *args, **kwargs):
+        if is_dask_array(X):
+            from randfeat import dask as _dask  # the leaf, imported only for a dask array
+
+            return _dask.dispatch(self, name, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+
+    routed._dask_routed = True
+    return routed
+
+
+class DaskRouted:
+    """The one hook that hands dask arrays to :mod:`randfeat.dask`.
+
+    Every class deriving from it (the feature maps through :class:`RandomFeaturesBase`, the
+    learners) has the methods it defines among ``fit``, ``fit_transform``, ``transform``,
+    ``predict`` and ``decision_function`` wrapped, once, when the class is created: a
+    ``dask.array.Array`` as first argument goes to :func:`randfeat.dask.dispatch` (which imports
+    dask); anything else to the method itself, after one type check.  No module of the maps or
+    learners imports :mod:`randfeat.dask`: it is a leaf of the import graph.  A new feature map
+    inherits the hook; its ``transform`` is then lazy and bit-identical for every chunking
+    (canonical tiles), and its ``fit`` on a dask array reads only the shape and dtype when the
+    class says so (``_dask_fit_reads_shape = True``), or raises NotImplementedError naming the
+    alternative (fit on an in-memory sample).
+    """
+
+    #: fit reads only the shape and dtype of X (then fit on a dask array computes nothing)
+    _dask_fit_reads_shape = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in _DASK_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_dask_routed", False):
+                setattr(cls, name, _routed(name, method))
+
+
+class RandomFeaturesBase(DaskRouted, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                         BaseEstimator):
     """Base class: input validation, dtype tags, ``random_state``, ``n_threads``, the kernel rule
     and atomic fits.
 
@@ -164,14 +280,8 @@ class RandomFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         ``require`` ("fourier", "fastfood" or "binning") refuses kernels the map cannot
         approximate; ``params`` are the name's extra parameters (``nu``, ``t``, ``a``, ...).
         """
-        sigma = self.sigma
-        if isinstance(sigma, str) and not isinstance(self.kernel, ShiftInvariantKernel):
-            if X is None:
-                raise ValueError(f"{type(self).__name__}: sigma={sigma!r} (a length scale chosen "
-                                 "from the data) is not available here; pass a number")
-            sigma = data_sigma(sigma, X)
-        return get_kernel(self.kernel, sigma, require=require, who=type(self).__name__,
-                          **params)
+        return resolve_kernel(self.kernel, self.sigma, X, require=require,
+                              who=type(self).__name__, **params)
 
     # ---------------------------------------------------------------- fitted state
     def _fit_atomic(self, build, X):

@@ -615,8 +615,8 @@ def leverage_frequencies(kernel, n, X, rng, ridge="auto", n_threads=1):
       \sum_c L(\text{centre}_c)|c|`) and sampled exactly from its piecewise-constant version:
       a cell with probability proportional to :math:`L(\text{centre}_c)|c|`, a uniform point
       :math:`u` in it, :math:`\omega = F^{-1}(u)/\sigma`.  The weight is
-      :math:`w = \tilde s_\lambda / L(\text{centre})`, the inverse of that density: exactly unbiased, and the law is the leverage density up to the
-      midpoint rule.
+      :math:`w = \tilde s_\lambda / L(\text{centre})`, the inverse of that density: exactly
+      unbiased, and the law is the leverage density up to the midpoint rule.
     * ``"pool"`` (any other case).  A pool of :math:`M` = clip(16 n, 4096, 65536) frequencies
       :math:`\omega_i \sim p`; :math:`n` of them drawn with replacement with probabilities
       :math:`L_i/\sum L`, weight :math:`w_i = \bar L / L_i` (:math:`\bar L` the pool mean).

@@ -24,7 +24,7 @@ Kernels (unit scale :math:`t = \Delta/\sigma`; the CDF of the pitch is
 ==========================  ==================================  ====================================
 class                       :math:`\kappa(t)`                   pitch :math:`\delta/\sigma` sampler
 ==========================  ==================================  ====================================
-LaplacianBinningKernel      :math:`e^{-t}`                      Gamma(shape 2, scale 1), untruncated
+LaplacianKernel             :math:`e^{-t}`                      Gamma(shape 2, scale 1), untruncated
 InversePowerBinningKernel   :math:`(1 + t)^{-a}`, a > 0         inverse CDF: Beta(2, a) quantile B,
                                                                 :math:`t = B/(1-B)` (beta-prime)
 StretchedExponential...     :math:`e^{-t^q}`, 0 < q <= 1        :math:`s^{1/q}`, s ~ q Gamma(2) +
@@ -67,7 +67,6 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase
 from randfeat._binning_layout import fit_cells as _fit_cells
 from randfeat._lib import _binning
@@ -77,24 +76,9 @@ from randfeat._validation import (
     RANDOM_STATE_CONSTRAINT,
     check_allocation,
 )
-from randfeat.kernels import (  # noqa: F401  (the kernel classes live in randfeat.kernels)
-    BinningKernel,
-    CustomBinningKernel,
-    InversePowerBinningKernel,
-    LaplacianBinningKernel,
-    LaplacianKernel,
-    ShiftInvariantKernel,
-    StretchedExponentialBinningKernel,
-)
+from randfeat.kernels import BinningKernel
 
-__all__ = [
-    "BinningKernel",
-    "CustomBinningKernel",
-    "InversePowerBinningKernel",
-    "LaplacianBinningKernel",
-    "RandomBinningFeatures",
-    "StretchedExponentialBinningKernel",
-]
+__all__ = ["RandomBinningFeatures"]
 
 # Largest output width: column indices are int64.
 _MAX_COLUMNS = 2 ** 63 - 1
@@ -266,7 +250,7 @@ default="laplacian"
     collision term to that grid (the map stays a valid sparse matrix).  The column numbering
     and the output are those of a map comparing full keys, except with that probability.
 
-        **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
+    **Hashing mode.**  ``hash_size=K`` maps the (grid, full cell vector) of each row through a
     salted 64-bit hash into the K columns of grid p.  Every row has exactly P entries, so
     :math:`\|z(x)\|^2 = 1`, and for :math:`x \neq y`, modelling the salted hash as random,
 
@@ -452,22 +436,12 @@ default="laplacian"
         -------
         self : RandomBinningFeatures
         """
-        if _dask.is_dask_array(X):
-            rs = self.random_state
-            _dask.fit(self, X)
-            if rs is None and self.random_state is None:
-                # randfeat.dask drew the grids from a frozen fresh seed and restored None: the
-                # fit belongs to random_state=None (else transform would see it as changed)
-                self.__dict__["_fitted_params"]["random_state"] = None
-            return self
         self._fit_binning(X, store_assign=False)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)`` in one pass (identical result, training cells reused)."""
-        if _dask.is_dask_array(X):
-            return self.fit(X).transform(X)
         X, state, assign = self._fit_binning(X, store_assign=True)
         if assign is None:
             return self._transform_hashed(X, state)
@@ -497,8 +471,6 @@ default="laplacian"
             One entry :math:`1/\\sqrt{P}` per grid (exact mode: per grid whose cell was occupied
             in ``fit``; hashing mode: every grid), column indices sorted within rows.
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         state = self._fitted_state()["_fitted"]
         X = self._validate_X(X, reset=False)
         if state.cells is None:

@@ -1,9 +1,11 @@
 r"""Random features and their ridge learners on dask arrays (optional extra ``randfeat[dask]``).
 
-Nothing here imports dask until a dask array is given: the transformers and learners call
-:func:`is_dask_array` (a type check) at the top of ``fit`` / ``transform`` / ``predict`` and hand a
-dask array to this module.  Install the extra with ``pip install "randfeat[dask]"`` (``dask[array]``
-and ``distributed``).
+Nothing imports this module, or dask, until a dask array is given: the one hook of the base
+classes (:class:`randfeat._base.DaskRouted`) checks the type of the first argument of ``fit``,
+``fit_transform``, ``transform``, ``predict`` and ``decision_function`` and hands a dask array to
+:func:`dispatch`.  This module is a leaf of randfeat's import graph: it imports the maps and the
+learners, none of them imports it.  Install the extra with ``pip install "randfeat[dask]"``
+(``dask[array]`` and ``distributed``).
 
 Transform
 ---------
@@ -27,8 +29,11 @@ the neighbour reads.
 
 Fit
 ---
-``RandomFourierFeatures`` and ``Fastfood`` use only the shape and dtype of ``X``: ``fit`` on a dask
-array computes nothing.  ``RandomBinningFeatures`` in hashing mode (``hash_size=K``) likewise.
+``RandomFourierFeatures``, ``Fastfood`` and ``StructuredOrthogonalFeatures`` use only the shape and
+dtype of ``X`` (their class says so: ``_dask_fit_reads_shape``): ``fit`` on a dask array computes
+nothing.  ``RandomBinningFeatures`` in hashing mode (``hash_size=K``) likewise.  A map whose ``fit``
+reads the data (or ``sigma="scale"``/``"median"``) raises NotImplementedError: fit it on an
+in-memory sample, then transform the dask array.
 ``RandomBinningFeatures`` in exact mode needs the global cell -> column map: this module takes **one
 documented pass over the dask array**.  Each block is fitted on its own (same grids: same
 ``random_state``) and returns its *representative rows*: for every grid the first row of every cell
@@ -52,7 +57,10 @@ parts each (:func:`tree_reduce`), so the :math:`N \times D` feature matrix is ne
 With several ``alphas`` the validation split is the in-memory one (same permutation of the rows
 from ``random_state``), the training rows are reduced first, the alpha path is solved, and a
 second pass featurises the validation rows once (their statistics and the validation score of
-every alpha).  The solve is the in-memory one.
+every alpha).  The fit is the in-memory one (:mod:`randfeat.linear._fit`: the same split, path,
+selection and final solve), with this module's tree reduction as the source of the statistics;
+only the solvers that stream the statistics (``SOLVERS[name].data == "statistics"``) are
+available.
 
 *Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
 rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
@@ -82,9 +90,10 @@ Bad input
 ---------
 Unknown row chunk sizes (``X.compute_chunk_sizes()`` fixes it), more than one chunk along the
 features (``X.rechunk({1: -1})``), a dtype the in-memory transformer rejects, or a wrong number of
-features raise at once.  NaN or infinity in a block raise when that block is computed, naming the
-block and its rows; a learner whose fit fails that way keeps its previous state (nothing is
-published before every block has been reduced).
+features raise at once.  NaN or infinity in a block of ``X`` or ``y`` (the classifier's labels
+too) raise when that block is computed, naming the block and its rows; a learner whose fit fails
+that way keeps its previous state (nothing is published before every block has been reduced).
+Empty blocks (what boolean filtering leaves) are allowed anywhere.
 """
 
 from __future__ import annotations
@@ -94,18 +103,47 @@ import copy
 import math
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.base import ClassifierMixin, clone
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["TILE_ROWS", "is_dask_array", "transform", "fit", "fit_ridge", "decision_function",
-           "predict", "tiled_transform", "tree_reduce"]
+from randfeat._base import RandomFeaturesBase, is_dask_array
+from randfeat.binning import RandomBinningFeatures
+from randfeat.linear._fit import (
+    _is_fitted,
+    fit_statistics,
+    fitted_state,
+    publish,
+    validation_split,
+    working_copy,
+)
+from randfeat.linear._inputs import check_alphas
+from randfeat.linear._ridge import _RandomFeatureRidgeBase
+from randfeat.linear._solvers import SOLVERS, resolve_solver
+from randfeat.linear._statistics import RidgeStatistics
+
+__all__ = ["TILE_ROWS", "decision_function", "dispatch", "fit", "fit_ridge", "fit_transform",
+           "is_dask_array", "predict", "tiled_transform", "transform", "tree_reduce"]
 
 TILE_ROWS = 2048
 SPLIT_EVERY = 8
 
 
-def is_dask_array(X) -> bool:
-    """True for a ``dask.array.Array`` (checked by type name: dask is not imported)."""
-    t = type(X)
-    return t.__name__ == "Array" and t.__module__.startswith("dask.array")
+def dispatch(est, method, X, *args, **kwargs):
+    """``est.<method>(X, ...)`` for a dask array ``X``: the entry point of the base classes'
+    hook (:class:`randfeat._base.DaskRouted`).  ``method`` is "fit", "fit_transform",
+    "transform", "predict" or "decision_function"."""
+    if method == "fit":
+        if isinstance(est, _RandomFeatureRidgeBase):
+            return fit_ridge(est, X, *args, **kwargs)
+        return fit(est, X, *args, **kwargs)
+    route = {"fit_transform": fit_transform, "transform": transform, "predict": predict,
+             "decision_function": decision_function}.get(method)
+    if route is None:  # pragma: no cover - the hook routes only the methods above
+        raise NotImplementedError(f"{type(est).__name__}.{method} does not take a dask array")
+    return route(est, X, *args, **kwargs)
 
 
 def _import_dask():
@@ -228,6 +266,11 @@ def _finite_rows(Xp, lo, hi, a, rows=None):
     return Xp
 
 
+def _empty(meta):
+    """A zero-row block like ``meta`` (an empty block of X needs no neighbour and no task)."""
+    return meta.copy()
+
+
 def transform(est, X):
     """Lazy features of the dask array ``X`` by the fitted randfeat transformer ``est``.
 
@@ -259,8 +302,6 @@ def transform(est, X):
     True
     """
     dask, da = _import_dask()
-    from sklearn.utils.validation import check_is_fitted
-
     who = f"{type(est).__name__}.transform"
     check_is_fitted(est)
     X = _check_X(X, who, getattr(est, "n_features_in_", None))
@@ -275,6 +316,10 @@ def transform(est, X):
     Xb = X.to_delayed().ravel()  # the blocks' own keys (slicing X would add tasks per piece)
     outs = []
     for i, (a, b) in enumerate(bounds):
+        if a == b:
+            outs.append(da.from_delayed(dask.delayed(_empty, pure=True)(meta), shape=(0, width),
+                                        dtype=probe.dtype, meta=meta))
+            continue
         A = (a // T) * T
         B = min(n, -(-b // T) * T)
         j0, j1 = bisect.bisect_right(ends, A), bisect.bisect_left(starts, B)
@@ -288,8 +333,6 @@ def transform(est, X):
 def tiled_transform(est, X):
     """In-memory reference of :func:`transform`: ``est.transform`` of every canonical tile of the
     NumPy array ``X``, stacked (what the dask transform computes, bit for bit)."""
-    import scipy.sparse as sp
-
     parts = [est.transform(X[t0:t1]) for t0, t1 in _tiles(X.shape[0], TILE_ROWS)]
     return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
 
@@ -300,23 +343,36 @@ def _data_dependent(est):
     return isinstance(sigma, str)
 
 
-def fit(est, X, y=None):
+def fit(est, X, y=None, **kwargs):
     """Fit the randfeat transformer ``est`` on the dask array ``X`` (see the module docstring).
 
-    Random Fourier features, Fastfood and hashed random binning read only the shape and dtype of
-    ``X`` (nothing is computed); exact random binning takes one pass over ``X``.
+    Maps whose class says that ``fit`` reads only the shape and dtype of ``X``
+    (``_dask_fit_reads_shape``: random Fourier features, Fastfood, SORF) and hashed random
+    binning compute nothing; exact random binning takes one pass over ``X``; any other map
+    raises NotImplementedError (fit it on an in-memory sample, then transform the dask array).
     """
     who = f"{type(est).__name__}.fit"
+    if hasattr(est, "_validate_params"):
+        est._validate_params()
     X = _check_X(X, who)
     if _data_dependent(est):
         raise NotImplementedError(
             f"{who}: sigma={est.sigma!r} is estimated from the data, which the dask path does not "
             "do; pass a numeric sigma (e.g. estimated on an in-memory sample)")
-    from randfeat.binning import RandomBinningFeatures
-
-    if isinstance(est, RandomBinningFeatures) and est.hash_size is None:
-        return _fit_binning_exact(est, X, who)
+    if isinstance(est, RandomBinningFeatures):
+        if est.hash_size is None:
+            return _fit_binning_exact(est, X, who)
+    elif not getattr(est, "_dask_fit_reads_shape", False):
+        raise NotImplementedError(
+            f"{who}: fitting {type(est).__name__} reads the values of X, which the dask path "
+            "does not do; fit it on an in-memory sample (e.g. est.fit(X[:n].compute())), then "
+            "transform the dask array")
     return est.fit(np.zeros((1, X.shape[1]), dtype=X.dtype))  # reads the shape and dtype
+
+
+def fit_transform(est, X, y=None, **kwargs):
+    """``fit(est, X).transform(X)``: lazy features of the dask array ``X``."""
+    return fit(est, X, y, **kwargs).transform(X)
 
 
 def _frozen_random_state(rs):
@@ -329,8 +385,6 @@ def _frozen_random_state(rs):
 def _binning_representatives(proto, Xb, offset, info):
     """Global indices and rows of the first row of every cell of every grid in block ``Xb``,
     plus each feature's minimum and maximum rows."""
-    from sklearn.base import clone
-
     who, i, nblocks, a, b = info
     try:
         Xb = np.asarray(Xb)
@@ -347,15 +401,14 @@ def _binning_representatives(proto, Xb, offset, info):
 
 def _fit_binning_exact(est, X, who):
     dask, _ = _import_dask()
-    from sklearn.base import clone
-
     rs = est.random_state
     frozen = _frozen_random_state(rs)
     proto = clone(est).set_params(random_state=frozen, n_threads=1)
     bounds = _block_bounds(X.chunks[0])
     Xb = X.to_delayed().ravel()
     tasks = [dask.delayed(_binning_representatives, pure=True)(
-        proto, Xb[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)]
+        proto, Xb[i], a, (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds)
+        if b > a]
     parts = dask.compute(*tasks)
     idx = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
@@ -405,8 +458,6 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
     chunk, in place, as the in-memory fit).  Neighbour rows only complete a chunk: their
     NaN/infinity is not this block's error.
     """
-    from randfeat.linear import RidgeStatistics
-
     who, i, nblocks, a, b, ra = info
     lo, hi = own
     try:
@@ -461,16 +512,30 @@ def _as_dask_y(y, X, who):
     return y.rechunk((X.chunks[0],) + tuple((s,) for s in y.shape[1:]))
 
 
-def _reduce(model, feats, D, X, Y, mask, path, who):
+class _DaskRows:
+    """The rows of a dask fit as a source of :class:`RidgeStatistics` for the shared workflow
+    (:func:`randfeat.linear._fit.fit_statistics`): ``statistics(rows, path)`` tree-reduces the
+    per-block statistics of the selected rows, computed on the workers."""
+
+    def __init__(self, model, X, Y, who):
+        self.model, self.X, self.Y, self.who = model, X, Y, who
+
+    def statistics(self, rows=None, path=None):
+        mask = None
+        if rows is not None:
+            mask = np.zeros(self.X.shape[0], dtype=bool)
+            mask[rows] = True
+        return _reduce(self.model, self.X, self.Y, mask, path, self.who)
+
+
+def _reduce(model, X, Y, mask, path, who):
     """Tree-reduced ``(RidgeStatistics, scores)`` of the rows ``mask`` (None: all) of ``X``,
     ``Y``, computed on the workers; each block featurises the chunks of the in-memory fit that
-    hold its rows."""
+    hold its rows.  ``model`` is the fit's working copy (its ``features_`` the workers' copy of
+    the map, ``n_features_out_`` set, which fixes chunk_size="auto"'s rows)."""
     dask, _ = _import_dask()
 
     bounds = _block_bounds(X.chunks[0])
-    model = copy.copy(model)  # the workers' copy knows its feature map (None: passthrough);
-    model.__dict__["features_"] = feats  # the caller's model is untouched until the end
-    model.__dict__["n_features_out_"] = D  # fixes chunk_size="auto"'s rows
     model_d = dask.delayed(model, pure=True, traverse=False)
     path_d = None if path is None else dask.delayed(path, pure=True, traverse=False)
     cs = model._chunk_rows()
@@ -502,30 +567,58 @@ def _reduce(model, feats, D, X, Y, mask, path, who):
     return res
 
 
-def fit_ridge(model, X, y):
+def _block_classes(yb, info):
+    """The labels of one block of a classifier's ``y``; NaN or infinity raise naming the row."""
+    who, i, nblocks, a, b = info
+    try:
+        yb = np.asarray(yb)
+        if yb.dtype.kind in "fc":
+            bad = np.flatnonzero(~np.isfinite(yb))
+            if bad.size:
+                raise ValueError(f"y contains NaN or infinity (first in row {a + bad[0]} of y: "
+                                 f"{yb[bad[0]]!r}); remove those rows or give them a class")
+        return np.unique(yb)
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+
+
+def _classes(y, who):
+    """The classes of a dask ``y`` (one task per block, each checking its labels)."""
+    dask, _ = _import_dask()
+    bounds = _block_bounds(y.chunks[0])
+    yb = y.to_delayed().ravel()
+    parts = dask.compute(*[dask.delayed(_block_classes, pure=True)(
+        yb[i], (who, i, len(bounds), a, b)) for i, (a, b) in enumerate(bounds) if b > a])
+    classes = np.unique(np.concatenate(parts))
+    check_classification_targets(classes)
+    return classes
+
+
+def fit_ridge(model, X, y, sample_weight=None):
     """Fit a :class:`~randfeat.linear.RandomFeatureRidge` or
     :class:`~randfeat.linear.RandomFeatureRidgeClassifier` on the dask array ``X`` (module
-    docstring).  ``y`` is a dask or NumPy array; it is rechunked to the row chunks of ``X``.
-    Every fitted attribute is published at the end, after all blocks were reduced."""
-    dask, da = _import_dask()
-    from sklearn.base import ClassifierMixin, clone
-    from sklearn.preprocessing import LabelBinarizer
-
-    from randfeat._base import RandomFeaturesBase
-    from randfeat._validation import check_random_state
-
+    docstring) by the in-memory workflow, the statistics tree-reduced on the workers.  ``y`` is
+    a dask or NumPy array; it is rechunked to the row chunks of ``X``.  Every fitted attribute
+    is published at the end, in one step, after all blocks were reduced."""
+    _, da = _import_dask()
     who = f"{type(model).__name__}.fit"
     model._validate_params()
+    if sample_weight is not None or getattr(model, "class_weight", None) is not None:
+        raise NotImplementedError(
+            f"{who}: sample_weight and class_weight are not supported on dask arrays yet; fit "
+            f"in memory, or pass none")
     X = _check_X(X, who)
     y = _as_dask_y(y, X, who)
-    alphas = model._check_alphas()
-    if model.solver not in ("auto", "cholesky"):
+    alphas = check_alphas(model.alphas, model.alpha_scale)
+    method, spec = resolve_solver(model.solver, False, f"{who}: solver")
+    if spec.data != "statistics":
+        streaming = [name for name, sp_ in SOLVERS.items() if sp_.data == "statistics"]
         raise ValueError(f"{who}: solver={model.solver!r} needs the whole feature matrix; on a "
-                         "dask array only the streaming normal equations (solver='auto' or "
-                         "'cholesky') are available")
+                         "dask array only the streaming normal equations (solver='auto' or one "
+                         f"of {streaming}) are available")
     # the feature map (fitted on the dask array: nothing or one documented pass is computed)
     if model.features in (None, "passthrough"):
-        feats = None
+        fitted = feats = None
         D = X.shape[1]
     else:
         if not isinstance(model.features, RandomFeaturesBase):
@@ -536,8 +629,6 @@ def fit_ridge(model, X, y):
         fitted = fit(clone(model.features), X)
         feats = _worker_copy(fitted)
         probe = _probe(feats, X.dtype, X.shape[1], who)
-        import scipy.sparse as sp
-
         if sp.issparse(probe):
             raise NotImplementedError(
                 f"{who}: {type(fitted).__name__} gives sparse features, solved by LSQR on the "
@@ -550,75 +641,39 @@ def fit_ridge(model, X, y):
     if classifier:
         if y.ndim != 1:
             raise ValueError(f"{who}: y must be 1-D for a classifier, got shape {y.shape}")
-        classes = da.unique(y).compute()
-        lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(classes)
+        lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(_classes(y, who))
         if len(lb.classes_) < 2:
             raise ValueError(f"{type(model).__name__} needs at least 2 classes in y, got 1 "
                              f"class ({lb.classes_!r})")
+        K = 1 if len(lb.classes_) == 2 else len(lb.classes_)
         Y = y.map_blocks(lambda b, lb=lb: lb.transform(b).astype(np.float64),
-                         dtype=np.float64, chunks=(y.chunks[0], (1 if len(classes) == 2
-                                                                  else len(classes),)),
-                         new_axis=1)
+                         dtype=np.float64, chunks=(y.chunks[0], (K,)), new_axis=1)
     else:
         if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
             raise TypeError(f"{who}: y must be real numeric, got dtype {y.dtype.name}")
         Y = y.astype(np.float64)
         if Y.ndim == 1:
             Y = Y[:, None]
-    n = X.shape[0]
-    K = Y.shape[1]
-    # validation split: the in-memory one
-    if alphas.size > 1:
-        if n < 2:
-            raise ValueError(f"choosing alpha on a validation split needs at least 2 samples, "
-                             f"got n_samples={n}; pass a single alpha instead")
-        rng = check_random_state(model.random_state)
-        perm = rng.permutation(n)
-        n_val = min(n - 1, max(1, int(round(model.validation_fraction * n))))
-        is_val = np.zeros(n, dtype=bool)
-        is_val[perm[:n_val]] = True
-        del perm
-        tr_mask, val_mask = ~is_val, is_val
-    else:
-        tr_mask, val_mask, n_val = None, None, 0
-    train = _reduce(model, feats, D, X, Y, tr_mask, None, who)
-    stats = train[0]
-    validation_scores = None
-    solver = copy.copy(model)  # _solve_one records solver_: on a copy, published below
-    if val_mask is not None:
-        W, b = solver._solve_path(stats, alphas)
-        L = len(alphas)
-        Wf = W.transpose(1, 0, 2).reshape(D, L * K)
-        val = _reduce(model, feats, D, X, Y, val_mask, (Wf, b), who)
-        validation_scores = val[1] / n_val
-        best = model._best(validation_scores)
-        stats += val[0]
-    else:
-        best = 0
-    alpha = float(alphas[best])
-    from randfeat.linear import _GramConsumed
-    try:  # in the Gram itself, as the in-memory fit (no D x D copy on the client)
-        W, b = solver._solve_one(stats, alpha, overwrite=True)
-    except _GramConsumed:  # rare: the statistics again, over all rows, solved on a copy
-        stats = _reduce(model, feats, D, X, Y, None, None, who)[0]
-        W, b = solver._solve_one(stats, alpha)
-    del stats
-    solver_used = solver.solver_
-    # publish every fitted attribute at once
-    new = {"features_": None if feats is None else fitted, "n_features_out_": D,
-           "alpha_": alpha, "alphas_": alphas, "validation_scores_": validation_scores,
-           "n_iter_": np.ones(K, dtype=int), "solver_": solver_used,
-           "n_features_in_": X.shape[1]}
+        K = Y.shape[1]
+    # the working copy the workers receive: parameters, the workers' feature map and its width
+    work = working_copy(model)
+    work.__dict__ = {k: v for k, v in work.__dict__.items() if not _is_fitted(k)}
+    work.__dict__.update(features_=feats, n_features_out_=D, n_features_in_=X.shape[1])
+    split = validation_split(X.shape[0], alphas.size, model.validation_fraction,
+                             model.random_state, who)
+    n_val = None if split[1] is None else len(split[1])
+    W, b, alpha, scores, used = fit_statistics(work, _DaskRows(work, X, Y, who), method, alphas,
+                                               split, n_val, who)
+    state = fitted_state(work, W, b, alpha, alphas, scores, used, np.ones(K, dtype=int), who)
+    state["features_"] = fitted
+    W, b = state.pop("_W"), state.pop("_b")
     if classifier:
-        new.update(_label_binarizer=lb, classes_=lb.classes_, coef_=W.T.copy(), intercept_=b)
+        state.update(_label_binarizer=lb, classes_=lb.classes_, coef_=W.T.copy(), intercept_=b)
     elif y.ndim == 1:
-        new.update(coef_=W[:, 0], intercept_=float(b[0]))
+        state.update(coef_=W[:, 0], intercept_=float(b[0]))
     else:
-        new.update(coef_=W.T.copy(), intercept_=b)
-    for k in ("feature_names_in_",):
-        model.__dict__.pop(k, None)
-    model.__dict__.update(new)
-    return model
+        state.update(coef_=W.T.copy(), intercept_=b)
+    return publish(model, work, state)
 
 
 # ----------------------------------------------------------------------------- predict
@@ -634,8 +689,6 @@ def _block_decision(model, Xb, info):
 def _scores(model, X):
     """Lazy scores ``z(X) @ coef_.T + intercept_`` of the dask array ``X``: shape (n, K)."""
     dask, da = _import_dask()
-    from sklearn.utils.validation import check_is_fitted
-
     who = f"{type(model).__name__}.predict"
     check_is_fitted(model)
     X = _check_X(X, who, model.n_features_in_)
@@ -647,7 +700,7 @@ def _scores(model, X):
     Xb = X.to_delayed().ravel()
     outs = [da.from_delayed(dask.delayed(_block_decision, pure=True)(
         m_d, Xb[i], (who, i, len(bounds), a, b)), shape=(b - a, K), dtype=np.float64)
-        for i, (a, b) in enumerate(bounds)]
+        if b > a else da.zeros((0, K), dtype=np.float64) for i, (a, b) in enumerate(bounds)]
     return da.concatenate(outs, axis=0) if len(outs) > 1 else outs[0]
 
 
@@ -659,8 +712,6 @@ def decision_function(model, X):
 
 def predict(model, X):
     """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``."""
-    from sklearn.base import ClassifierMixin
-
     s = _scores(model, X)
     if isinstance(model, ClassifierMixin):
         classes = model.classes_

@@ -8,18 +8,19 @@ parameters take O(n) memory.  The whole per-row pipeline runs in one compiled ke
 
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 import weakref
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat import dask as _dask
-from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
+from randfeat._base import RandomFeaturesBase, _odd_paired, resolve_kernel
 from randfeat._lib import _fastfood
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
@@ -92,14 +93,22 @@ class Fastfood(RandomFeaturesBase):
         None with a kernel instance (it has its own; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
-    t : int, default=1
-        Number of summed uniform-ball points for ``kernel="ballsum"`` (ignored otherwise).
+    kernel_params : dict or None, default=None
+        Extra parameters of a kernel given by name, e.g. ``{"t": 2}`` (the number of summed
+        uniform-ball points of ``"ballsum"``, default 1) or ``{"nu": 2.5}`` for ``"matern"``
+        (the one way of every randfeat estimator; a kernel instance carries its own).
+    t : int, default="deprecated"
+        Deprecated: use ``kernel_params={"t": t}`` (the same path; removed in a future
+        release).  Number of summed uniform-ball points for ``kernel="ballsum"`` (ignored for
+        other kernels).
     radial : callable or None, default=None
         Custom spectral radial law: ``radial(n, d, rng) -> ndarray (n,)`` of non-negative row
         lengths for unit bandwidth (``rng`` a :class:`numpy.random.Generator`, ``d`` the padded
         dimension); the rows of V get lengths ``radial(...) / sigma``.  Overrides ``kernel``'s
         radial law; ``kernel_`` is then None (the approximated kernel is the isotropic one with that
-        radial spectral law, at bandwidth ``sigma``).
+        radial spectral law, at bandwidth ``sigma``).  The bandwidth follows the rule of every
+        estimator: ``sigma`` (None: 1.0; "scale"/"median": from X) with a kernel given by name,
+        the instance's own with a kernel instance (``sigma`` must then stay None).
     scaling : {"radial", "none"}, default="radial"
         ``"radial"``: S from the kernel's radial law (above).  ``"none"``: no S (``S_`` is all
         ones), so :math:`V' = H G \Pi H B / (\sigma\sqrt d)`, the matrix of LSS
@@ -181,7 +190,7 @@ class Fastfood(RandomFeaturesBase):
 
     The "Fastfood FFT" comparison map of LSS §6.1 (:math:`\Pi R B` with a real DFT R, no G or S)
     does not approximate a kernel and is not part of this estimator (it was
-    ``projection="fft"``); ``paper_figures`` uses the private ``randfeat._fastfood_fft``.
+    ``projection="fft"``); it lives with its only user, ``paper_figures/_fastfood_fft.py``.
 
     References
     ----------
@@ -206,7 +215,8 @@ class Fastfood(RandomFeaturesBase):
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
         "features": [StrOptions({"paired", "phase"})],
-        "t": [Interval(Integral, 1, None, closed="left")],
+        "kernel_params": [dict, None],
+        "t": [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))],
         "radial": [callable, None],
         "scaling": [StrOptions({"radial", "none"})],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -214,11 +224,15 @@ class Fastfood(RandomFeaturesBase):
     }
     _accept_sparse = ("csr", "csc")
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 t=1, radial=None, scaling="radial", random_state=None, n_threads=None):
+    _dask_fit_reads_shape = True
+
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, kernel_params=None,
+                 features="paired", t="deprecated", radial=None, scaling="radial",
+                 random_state=None, n_threads=None):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.kernel_params = kernel_params
         self.features = features
         self.t = t
         self.radial = radial
@@ -227,31 +241,47 @@ class Fastfood(RandomFeaturesBase):
         self.n_threads = n_threads
 
     # ------------------------------------------------------------------ fit
+    def _kernel_params(self, d):
+        """``kernel_params`` of a kernel given by name, with the deprecated ``t`` folded in (for
+        ``"ballsum"``, whose ball is of the padded dimension ``d``)."""
+        params = dict(self.kernel_params or {})
+        ballsum = isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum",
+                                                                                "ball_sum")
+        if not isinstance(self.t, str):
+            warnings.warn("Fastfood(t=...) is deprecated and will be removed: pass "
+                          f"kernel_params={{'t': {self.t!r}}} (the same kernel)", FutureWarning,
+                          stacklevel=5)
+            if ballsum:
+                if params.get("t", self.t) != self.t:
+                    raise ValueError(f"Fastfood: t={self.t!r} and kernel_params={params!r} "
+                                     "disagree; pass t in kernel_params only")
+                params["t"] = int(self.t)
+        if ballsum:
+            params.setdefault("dim", d)
+        return params
+
     def _fastfood_kernel(self, X, d):
-        """(kernel_, sigma_) for the row-length law; raises for non-isotropic kernels."""
+        """(kernel_, sigma_) for the row-length law, by the rule of every estimator
+        (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.  With a
+        custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is None."""
         if self.radial is not None:
-            if isinstance(self.kernel, ShiftInvariantKernel):
-                sigma = self.kernel.sigma if self.sigma is None else self.sigma
-            else:
-                sigma = self.sigma
-            if isinstance(sigma, str):
-                return None, data_sigma(sigma, X)
-            return None, 1.0 if sigma is None else float(sigma)
-        params = {}
-        if isinstance(self.kernel, str) and _canonical(self.kernel) in ("ballsum", "ball_sum"):
-            params = {"t": int(self.t), "dim": d}
-        k = self._resolve_kernel(X, "fastfood", **params)
+            k = resolve_kernel(self.kernel, self.sigma, X, who="Fastfood",
+                               **(self.kernel_params or {}))
+            return None, float(k.sigma)
+        k = self._resolve_kernel(X, "fastfood", **self._kernel_params(d))
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
-                f"Fastfood: the ball-sum kernel instance has dim={k.dim} but Fastfood samples in "
-                f"the padded dimension d_padded_={d}; pass kernel='ballsum' (with t=...) or a "
-                f"BallSumKernel(dim={d})")
+                f"Fastfood: the ball-sum kernel has dim={k.dim} but Fastfood samples in the "
+                f"padded dimension d_padded_={d}; pass kernel='ballsum' (with "
+                f"kernel_params={{'t': ...}}) or a BallSumKernel(dim={d})")
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) is None:
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
         return k, float(k.sigma)
 
-    def _row_lengths(self, n, d, rng, kernel, sigma):
-        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma)."""
+    def _row_lengths(self, n, d, rng, kernel):
+        """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma):
+        from ``radial``, or the kernel's radial law at unit length scale (σ is applied once, in
+        the transform)."""
         if self.radial is not None:
             s = np.asarray(self.radial(n, d, rng), dtype=np.float64)
             if s.shape != (n,) or not np.all(np.isfinite(s)) or np.any(s < 0):
@@ -260,7 +290,9 @@ class Fastfood(RandomFeaturesBase):
                     f"lengths (shape ({n},)); got shape {s.shape}"
                     + ("" if s.shape != (n,) else " with negative or non-finite values"))
             return s
-        return sigma * np.asarray(kernel.sample_radius(n, d, rng), dtype=np.float64)
+        unit = copy.copy(kernel)
+        unit.sigma = 1.0
+        return np.asarray(unit.sample_radius(n, d, rng), dtype=np.float64)
 
     def _build(self, X):
         """The fitted state for X (published in one step by ``_fit_atomic``)."""
@@ -280,7 +312,7 @@ class Fastfood(RandomFeaturesBase):
         B_packed = np.packbits(B < 0, axis=1, bitorder="little")
         P = rng.permuted(np.tile(np.arange(d, dtype=np.int32), (n_blocks, 1)), axis=1)
         G = rng.standard_normal((n_blocks, d))
-        s = self._row_lengths(n_blocks * d, d, rng, kernel, sigma).reshape(n_blocks, d)
+        s = self._row_lengths(n_blocks * d, d, rng, kernel).reshape(n_blocks, d)
         if self.scaling == "none":          # V' = H G Pi H B / (sigma sqrt d): no S
             S = np.ones(n_freq)
             kernel = None
@@ -315,8 +347,6 @@ class Fastfood(RandomFeaturesBase):
         -------
         self : Fastfood
         """
-        if _dask.is_dask_array(X):
-            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
@@ -462,8 +492,6 @@ class Fastfood(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
         out = self._blocks(X, "paired" if paired else "phase")

@@ -11,7 +11,6 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from randfeat import dask as _dask
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
@@ -126,7 +125,7 @@ class RandomFourierFeatures(RandomFeaturesBase):
         The kernel to approximate: a name of :func:`randfeat.kernels.get_kernel` that has a
         spectral sampler (``"gaussian"`` or its alias ``"rbf"``, ``"laplacian"``, ``"cauchy"``,
         ``"matern"`` (ν = 3/2), ``"ballsum"`` (t = 1)), or a kernel instance such as
-        ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma``.
+        ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma`` and parameters.
     sigma : float, "scale", "median" or None, default None
         Length scale of a kernel given by name, > 0 (None: 1.0).  For the Gaussian kernel
         :math:`k = \exp(-\|\Delta\|^2/(2\sigma^2))`; scikit-learn's ``gamma`` is
@@ -135,6 +134,10 @@ class RandomFourierFeatures(RandomFeaturesBase):
         :math:`\sqrt{d\,\operatorname{Var}(X)/2}`; ``"median"``: the median distance between
         rows of a seeded subsample of X (see :func:`randfeat._base.data_sigma`).  With a kernel
         instance ``sigma`` must stay None (ValueError otherwise).
+    kernel_params : dict or None, default None
+        Extra parameters of a kernel given by name, e.g. ``{"nu": 2.5}`` for ``"matern"`` or
+        ``{"t": 2}`` for ``"ballsum"`` (the one way of every randfeat estimator; a kernel
+        instance carries its own).
     features : {"paired", "phase"}, default "paired"
         Which real feature map (above).
     sampling : {"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"}, \
@@ -187,7 +190,7 @@ default "iid"
     offsets_ : ndarray of shape (n_offsets,) or None
         Phase offsets :math:`b_j` of the phase-shifted features: ``(n_components,)`` for
         ``"phase"``, ``(1,)`` (that of the last frequency) for an odd ``"paired"`` map, None for
-        an even one.  ``random_offset_`` is the same array (scikit-learn's name and layout).
+        an even one.
     frequency_weights_ : ndarray of float64, shape (n_frequencies,) or None
         ``sampling="leverage"``: the importance weights :math:`w_j` (the features of frequency
         :math:`j` are scaled by :math:`\sqrt{w_j}`; 1 for the phase-shifted frequency of an odd
@@ -286,6 +289,7 @@ default "iid"
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": [str, ShiftInvariantKernel],
         "sigma": SIGMA_CONSTRAINT,
+        "kernel_params": [dict, None],
         "features": [StrOptions({"paired", "phase"})],
         "sampling": [StrOptions(set(SAMPLINGS) | set(DATA_SAMPLINGS))],
         "ridge": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
@@ -294,11 +298,13 @@ default "iid"
     }
     _accept_sparse = ("csr", "csc")
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, features="paired",
-                 random_state=None, n_threads=None, sampling="iid", ridge="auto"):
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, kernel_params=None,
+                 features="paired", random_state=None, n_threads=None, sampling="iid",
+                 ridge="auto"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.kernel_params = kernel_params
         self.features = features
         self.sampling = sampling
         self.random_state = random_state
@@ -306,7 +312,7 @@ default "iid"
         self.ridge = ridge
 
     def _build(self, X):
-        kernel = self._resolve_kernel(X, "fourier")
+        kernel = self._resolve_kernel(X, "fourier", **(self.kernel_params or {}))
         d, D = X.shape[1], int(self.n_components)
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
@@ -352,27 +358,14 @@ default "iid"
         -------
         self : RandomFourierFeatures
         """
-        if _dask.is_dask_array(X):
-            if self.sampling in DATA_SAMPLINGS:
-                raise NotImplementedError(
-                    f"RandomFourierFeatures.fit: sampling={self.sampling!r} reads the training "
-                    "rows, which the dask path does not; fit on an in-memory sample of the rows "
-                    "(e.g. X[:1000].compute()) and transform the dask array")
-            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
     @property
-    def random_offset_(self):
-        """``offsets_`` under scikit-learn's ``RBFSampler`` name (same layout)."""
-        return self.offsets_
-
-    @property
-    def random_weights_(self):
-        raise AttributeError(
-            "RandomFourierFeatures.random_weights_ was renamed frequencies_ (shape "
-            "(n_frequencies, n_features_in_)); scikit-learn's RBFSampler.random_weights_ is its "
-            "transpose")
+    def _dask_fit_reads_shape(self):
+        """fit reads only the shape and dtype of X (randfeat.dask), except with a sampling that
+        reads the rows (``"leverage"``): then fitting on a dask array is refused."""
+        return self.sampling not in DATA_SAMPLINGS
 
     def _checked_state(self, X, st=None):
         """The fitted state, checked against the parameters and X's dtype: (W, b, D)."""
@@ -412,8 +405,6 @@ default "iid"
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
         st = self._fitted_state()
         W, b, D, paired = self._checked_state(X, st)

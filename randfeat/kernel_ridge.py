@@ -5,17 +5,20 @@ exact kernel :math:`k` in place of the random-feature kernel :math:`z(x)^\top z(
 
 .. math::
 
-    \min_{f \in \mathcal H,\, b}\; \frac1n \sum_{i=1}^n \bigl(y_i - f(x_i) - b\bigr)^2
-    + \alpha \lVert f \rVert_{\mathcal H}^2 ,
+    \min_{f \in \mathcal H,\, b}\; \sum_{i=1}^n \bigl(y_i - f(x_i) - b\bigr)^2
+    + \lambda \lVert f \rVert_{\mathcal H}^2 ,
 
-with the same *per-sample* penalty ``alpha`` and the same unpenalised intercept.  By the
-representer theorem :math:`f = \sum_i c_i\, \tilde k(\cdot, x_i)`, where with an intercept the
-kernel is centred on the training rows (:math:`\tilde K = H K H`, :math:`H = I - \frac1n 1 1^\top`,
-the dual of the centred normal equations of the feature-space solver), and
+with the learners' ``alphas`` and ``alpha_scale``: :math:`\lambda = \alpha` (``"sum"``, the
+default: scikit-learn's ``Ridge`` / ``KernelRidge`` scale) or :math:`\lambda = n\alpha`
+(``"mean"``: the penalty per sample, added to the mean squared error), and the same
+unpenalised intercept.  By the representer theorem :math:`f = \sum_i c_i\, \tilde k(\cdot,
+x_i)`, where with an intercept the kernel is centred on the training rows (:math:`\tilde K = H K
+H`, :math:`H = I - \frac1n 1 1^\top`, the dual of the centred normal equations of the
+feature-space solver), and
 
 .. math::
 
-    (\tilde K + n\alpha I)\, c = y - \bar y, \qquad
+    (\tilde K + \lambda I)\, c = y - \bar y, \qquad
     \hat y(x) = \tilde k(x)^\top c + \bar y,\quad
     \tilde k(x)_i = k(x, x_i) - \overline{k(x, \cdot)} - \overline{k(\cdot, x_i)}
                     + \overline{k(\cdot,\cdot)} .
@@ -27,9 +30,10 @@ tends to ``ExactKernelRidge(kernel=k, alphas=alpha)`` as the number of features 
 
 The system is solved by a Cholesky factorisation (:func:`scipy.linalg.cho_factor`).  A path of
 several ``alphas`` is solved from one eigendecomposition :math:`\tilde K = Q \Lambda Q^\top`
-(:math:`c_\alpha = Q(\Lambda + n\alpha)^{-1}Q^\top y_c`, :meth:`ExactKernelRidge.predict_path`);
+(:math:`c_\lambda = Q(\Lambda + \lambda)^{-1}Q^\top y_c`, :meth:`ExactKernelRidge.predict_path`);
 with several alphas :meth:`~ExactKernelRidge.fit` picks one on a random validation split exactly
-as :class:`randfeat.RandomFeatureRidge` does, then refits on all rows by Cholesky.  Memory is
+as :class:`randfeat.RandomFeatureRidge` does (the same split, the same selection: the shared
+workflow of :mod:`randfeat.linear._fit`), then refits on all rows by Cholesky.  Memory is
 :math:`O(n^2)` and time :math:`O(n^3)`: meant for a few thousand rows (a subsample of a large
 training set).
 
@@ -48,42 +52,109 @@ import numbers
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from randfeat._validation import (
-    LENGTH_SCALE_CONSTRAINT,
-    RANDOM_STATE_CONSTRAINT,
-    check_random_state,
-)
-from randfeat.kernels import ShiftInvariantKernel, get_kernel
+from randfeat._base import resolve_kernel
+from randfeat._validation import RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
+from randfeat.kernels import ShiftInvariantKernel
+from randfeat.linear._fit import best_alpha, publish, validation_split, working_copy
+from randfeat.linear._inputs import check_alphas, penalties
 
 __all__ = ["ExactKernelRidge"]
 
-DEFAULT_ALPHAS = tuple(10.0 ** np.arange(-8, 1))
+
+class _Dual:
+    """The centred dual system of one set of training rows: ``Kc`` (n, n), ``Yc`` (n, K), the
+    centring terms, and an eigendecomposition made on demand for a path of penalties."""
+
+    def __init__(self, kernel, X, Y, fit_intercept):
+        self.kernel, self.X, self.fit_intercept = kernel, X, fit_intercept
+        K = kernel(X)
+        if fit_intercept:
+            col_mean = K.mean(axis=0)
+            tot_mean = float(col_mean.mean())
+            ybar = Y.mean(axis=0)
+            # K - row means - column means + total mean, in place (the same operations in the
+            # same order as _centre: the same bits, one n x n array fewer)
+            K -= col_mean[:, None]
+            K -= col_mean[None, :]
+            K += tot_mean
+        else:
+            col_mean, tot_mean, ybar = np.zeros(len(X)), 0.0, np.zeros(Y.shape[1])
+        np.add(K, K.T, out=K)   # 0.5 (K + Kᵀ): exactly symmetric (NumPy buffers the overlap)
+        K *= 0.5
+        self.Kc = K
+        self.Yc, self.centring = Y - ybar, (col_mean, tot_mean, ybar)
+        self._eig = None
+
+    def solve(self, penalty):
+        """``(c, method)``: Cholesky of :math:`\\tilde K + \\lambda I`, or the eigen-solution if
+        that factorisation fails (:math:`\\lambda` below round-off)."""
+        M = self.Kc.copy()
+        M[np.diag_indices_from(M)] += penalty
+        try:
+            cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+            return scipy.linalg.cho_solve(cf, self.Yc, check_finite=False), "cholesky"
+        except np.linalg.LinAlgError:
+            del M
+            ev, Q = scipy.linalg.eigh(self.Kc, check_finite=False)
+            ev = np.clip(ev, 0.0, None)
+            return Q @ ((Q.T @ self.Yc) / (ev + penalty)[:, None]), "eigh"
+
+    def path_decision(self, X, penalties):
+        """Predictions at ``X`` for every penalty, from one eigendecomposition: (L, m, K)."""
+        if self._eig is None:
+            ev, Q = scipy.linalg.eigh(self.Kc, check_finite=False)
+            self._eig = (np.clip(ev, 0.0, None), Q, Q.T @ self.Yc)
+        ev, Q, QY = self._eig
+        col_mean, tot_mean, ybar = self.centring
+        Kt = _centre(self.kernel(X, self.X), col_mean, tot_mean, self.fit_intercept) @ Q
+        return np.stack([Kt @ (QY / (ev + p)[:, None]) + ybar for p in penalties])
+
+
+def _centre(K, col_mean, tot_mean, fit_intercept, row_mean=None):
+    """Centre a kernel block against the training rows (fit_intercept)."""
+    if not fit_intercept:
+        return K
+    if row_mean is None:
+        row_mean = K.mean(axis=1, keepdims=True)
+    return K - row_mean - col_mean[None, :] + tot_mean
 
 
 class ExactKernelRidge(RegressorMixin, BaseEstimator):
-    r"""Exact kernel ridge regression (dense Cholesky), ``alpha`` per sample as in
-    :class:`randfeat.RandomFeatureRidge`.
+    r"""Exact kernel ridge regression (dense Cholesky), ``alphas`` on the learners' scale.
 
-    Minimises :math:`\frac1n\sum_i (y_i - f(x_i) - b)^2 + \alpha\lVert f\rVert_{\mathcal H}^2`
-    over the RKHS of ``kernel`` (see :mod:`randfeat.kernel_ridge` for the centred dual system).
+    Minimises :math:`\sum_i (y_i - f(x_i) - b)^2 + \lambda\lVert f\rVert_{\mathcal H}^2`
+    over the RKHS of ``kernel``, :math:`\lambda = \alpha` (``alpha_scale="sum"``,
+    scikit-learn's :class:`~sklearn.kernel_ridge.KernelRidge` scale) or :math:`n\alpha`
+    (``"mean"``), as :class:`randfeat.RandomFeatureRidge` (see :mod:`randfeat.kernel_ridge`
+    for the centred dual system).
 
     Parameters
     ----------
     kernel : str or ShiftInvariantKernel, default="gaussian"
         A name accepted by :func:`randfeat.kernels.get_kernel` (``"gaussian"``, ``"laplacian"``,
         ``"cauchy"``, ``"matern"``, ``"ballsum"``) or a kernel instance (which carries its own
-        ``sigma``).
-    sigma : float or None, default=None
-        Length scale for a kernel given by name (None: 1.0; Gaussian:
-        :math:`\exp(-\lVert\Delta\rVert^2 / (2\sigma^2))`).  Must stay None with a kernel
-        instance, which carries its own (ValueError otherwise), as in every randfeat estimator.
+        ``sigma`` and parameters).
+    sigma : float, "scale", "median" or None, default=None
+        Length scale of a kernel given by name (None: 1.0; Gaussian:
+        :math:`\exp(-\lVert\Delta\rVert^2 / (2\sigma^2))`); ``"scale"``/``"median"`` choose it
+        from the training rows as in every randfeat transformer
+        (:func:`randfeat._base.data_sigma`).  Must stay None with a kernel instance, which
+        carries its own (ValueError otherwise), as in every randfeat estimator.
     kernel_params : dict or None, default=None
-        Extra kernel parameters for a kernel given by name (``{"nu": 2.5}`` for Matérn).
-    alphas : float or array-like of float, default=10**arange(-8, 1)
-        Candidate per-sample penalties (> 0).  With a single value no validation split is made.
+        Extra kernel parameters for a kernel given by name (``{"nu": 2.5}`` for Matérn): the
+        one way of every randfeat estimator.
+    alphas : float, array-like of float or None, default=None
+        Candidate penalties (> 0), in the scale ``alpha_scale`` says.  With a single value no
+        validation split is made.  None: ``10**arange(-3, 6)`` ("sum") or
+        ``10**arange(-8, 1)`` ("mean"), the learners' grids.
+    alpha_scale : {"sum", "mean"}, default="sum"
+        "sum": ``alpha`` multiplies :math:`\lVert f\rVert^2` added to the *summed* squared
+        errors (scikit-learn's ``KernelRidge(alpha)``); "mean": added to the *mean* squared
+        error, a penalty per sample (randfeat 0.1's only scale for this estimator).  The same
+        parameter, with the same meaning, as the learners'.
     validation_fraction : float in (0, 1), default=0.2
         Fraction of the rows held out to choose ``alpha`` (several alphas only).
     fit_intercept : bool, default=True
@@ -95,6 +166,8 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
     ----------
     kernel_ : ShiftInvariantKernel
         The resolved kernel.
+    sigma_ : float
+        Its length scale (``sigma``, its data-driven value, or the instance's own).
     X_fit_ : ndarray of shape (n_samples, n_features)
         Training inputs (a float64 copy).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
@@ -102,16 +175,24 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
     intercept_ : float or ndarray of shape (n_targets,)
         :math:`\bar y` (0 without intercept).
     alpha_ : float
-        Selected penalty.
+        Selected penalty (in ``alpha_scale``).
     alphas_ : ndarray
         Candidate penalties.
     validation_scores_ : ndarray of shape (n_alphas,) or None
         Validation mean squared error of every candidate (None without validation).
+    solver_ : {"cholesky", "eigh"}
+        How the final system was solved.
     n_features_in_ : int
 
     See Also
     --------
     randfeat.RandomFeatureRidge : the same estimator on random features.
+
+    Notes
+    -----
+    :meth:`fit` is all-or-nothing: the new fit is computed aside and published in one step, so
+    a re-fit that fails (a MemoryError for the n x n Gram matrix, Ctrl-C, bad input) leaves the
+    previous model whole.
 
     References
     ----------
@@ -123,85 +204,33 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
     >>> from randfeat.kernel_ridge import ExactKernelRidge
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, size=(200, 1)); y = np.sin(X[:, 0])
-    >>> model = ExactKernelRidge(sigma=1.0, alphas=1e-6).fit(X, y)
+    >>> model = ExactKernelRidge(sigma=1.0, alphas=1e-4).fit(X, y)
     >>> bool(np.sqrt(np.mean((model.predict(X) - y) ** 2)) < 1e-3)
     True
     """
 
     _parameter_constraints: dict = {
         "kernel": [str, ShiftInvariantKernel],
-        "sigma": LENGTH_SCALE_CONSTRAINT,
+        "sigma": SIGMA_CONSTRAINT,
         "kernel_params": [dict, None],
-        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither")],
+        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither"), None],
+        "alpha_scale": [StrOptions({"sum", "mean"})],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "fit_intercept": ["boolean"],
         "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
-    def __init__(self, kernel="gaussian", *, sigma=None, kernel_params=None,
-                 alphas=DEFAULT_ALPHAS, validation_fraction=0.2, fit_intercept=True,
+    def __init__(self, kernel="gaussian", *, sigma=None, kernel_params=None, alphas=None,
+                 alpha_scale="sum", validation_fraction=0.2, fit_intercept=True,
                  random_state=None):
         self.kernel = kernel
         self.sigma = sigma
         self.kernel_params = kernel_params
         self.alphas = alphas
+        self.alpha_scale = alpha_scale
         self.validation_fraction = validation_fraction
         self.fit_intercept = fit_intercept
         self.random_state = random_state
-
-    # ------------------------------------------------------------------ helpers
-    def _check_alphas(self):
-        alphas = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64))
-        if alphas.ndim != 1 or alphas.size == 0:
-            raise ValueError(f"alphas must be a positive number or a non-empty 1-D sequence of "
-                             f"positive numbers, got {self.alphas!r}")
-        if not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
-            raise ValueError(f"alphas must all be finite and > 0 (the regularisation per "
-                             f"sample), got {self.alphas!r}; use e.g. np.logspace(-8, 0, 9)")
-        return alphas
-
-    def _resolve_kernel(self):
-        if isinstance(self.kernel, ShiftInvariantKernel):
-            if self.kernel_params:
-                raise ValueError(f"kernel_params={self.kernel_params!r} cannot be applied to the "
-                                 f"kernel instance {self.kernel!r}; pass them to its "
-                                 "constructor")
-            return self.kernel
-        return get_kernel(self.kernel, self.sigma, **(self.kernel_params or {}))
-
-    def _centre(self, K, col_mean, tot_mean, row_mean=None):
-        """Centre a kernel block against the training rows (fit_intercept)."""
-        if not self.fit_intercept:
-            return K
-        if row_mean is None:
-            row_mean = K.mean(axis=1, keepdims=True)
-        return K - row_mean - col_mean[None, :] + tot_mean
-
-    @staticmethod
-    def _cholesky_solve(Kc, Yc, n, alpha):
-        M = Kc.copy()
-        M[np.diag_indices_from(M)] += n * alpha
-        try:
-            cf = scipy.linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
-            return scipy.linalg.cho_solve(cf, Yc, check_finite=False), "cholesky"
-        except np.linalg.LinAlgError:
-            # K + n alpha I numerically indefinite (alpha below round-off): eigen-solution
-            ev, Q = scipy.linalg.eigh(Kc, check_finite=False)
-            ev = np.clip(ev, 0.0, None)
-            return Q @ ((Q.T @ Yc) / (ev + n * alpha)[:, None]), "eigh"
-
-    def _prepare(self, X, Y):
-        """Centred Gram matrix and targets of rows X: (Kc, Yc, col_mean, tot_mean, ybar)."""
-        K = self.kernel_(X)
-        if self.fit_intercept:
-            col_mean = K.mean(axis=0)
-            tot_mean = float(col_mean.mean())
-            ybar = Y.mean(axis=0)
-        else:
-            col_mean, tot_mean, ybar = np.zeros(len(X)), 0.0, np.zeros(Y.shape[1])
-        Kc = self._centre(K, col_mean, tot_mean, row_mean=col_mean[:, None])
-        Kc = 0.5 * (Kc + Kc.T)
-        return Kc, Y - ybar, col_mean, tot_mean, ybar
 
     # ------------------------------------------------------------------ fit / predict
     @_fit_context(prefer_skip_nested_validation=True)
@@ -217,61 +246,38 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True,
+        who = f"{type(self).__name__}.fit"
+        work = working_copy(self)
+        X, y = validate_data(work, X, y, dtype=[np.float64, np.float32], multi_output=True,
                              y_numeric=True, ensure_all_finite=True)
-        alphas = self._check_alphas()
-        self.kernel_ = self._resolve_kernel()
-        self.kernel_(X[:1])  # raises a clear error if the kernel rejects this dimension
+        alphas = check_alphas(self.alphas, self.alpha_scale)
+        kernel = resolve_kernel(self.kernel, self.sigma, X, who=who,
+                                **(self.kernel_params or {}))
+        kernel(X[:1])  # raises a clear error if the kernel rejects this dimension
         X = np.array(X, dtype=np.float64, copy=True)
         y = np.asarray(y, dtype=np.float64)
         Y = y.reshape(len(y), -1)
         n = X.shape[0]
-        if alphas.size > 1:
-            if n < 2:
-                raise ValueError(f"choosing alpha on a validation split needs at least 2 "
-                                 f"samples, got n_samples={n}; pass a single alpha instead")
-            rng = check_random_state(self.random_state)
-            perm = rng.permutation(n)
-            n_val = min(n - 1, max(1, int(round(self.validation_fraction * n))))
-            tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-            self._fit_rows(X[tr], Y[tr])
-            P = self._path_decision(X[va], alphas)
-            self.validation_scores_ = np.mean((P - Y[va][None]) ** 2, axis=(1, 2))
-            m = np.min(self.validation_scores_)
-            ties = np.flatnonzero(self.validation_scores_ <= m * (1 + 1e-12) + 1e-300)
-            best = int(ties[np.argmax(alphas[ties])])
-        else:
-            self.validation_scores_ = None
-            best = 0
-        self.alpha_ = float(alphas[best])
-        self.alphas_ = alphas
-        self._fit_rows(X, Y)
-        C, self.solver_ = self._cholesky_solve(self._Kc, self._Yc, n, self.alpha_)
-        self._y_fit = Y
-        del self._Kc, self._Yc, self._eig
+        tr, va = validation_split(n, alphas.size, self.validation_fraction, self.random_state,
+                                  who)
+        scores, best = None, 0
+        if va is not None:
+            part = _Dual(kernel, X[tr], Y[tr], self.fit_intercept)
+            P = part.path_decision(X[va], penalties(alphas, self.alpha_scale, len(tr)))
+            del part
+            scores = np.mean((P - Y[va][None]) ** 2, axis=(1, 2))
+            best = best_alpha(scores, alphas)
+        alpha = float(alphas[best])
+        full = _Dual(kernel, X, Y, self.fit_intercept)
+        C, solver = full.solve(penalties([alpha], self.alpha_scale, n)[0])
+        state = {"kernel_": kernel, "sigma_": float(kernel.sigma), "X_fit_": X,
+                 "alpha_": alpha, "alphas_": alphas, "validation_scores_": scores,
+                 "solver_": solver, "_y_fit_": Y, "_centring_": full.centring}
         if y.ndim == 1:
-            self.dual_coef_, self.intercept_ = C[:, 0], float(self._ybar[0])
+            state.update(dual_coef_=C[:, 0], intercept_=float(full.centring[2][0]))
         else:
-            self.dual_coef_, self.intercept_ = C, self._ybar.copy()
-        return self
-
-    def _fit_rows(self, X, Y):
-        self.X_fit_ = X
-        self._Kc, self._Yc, self._col_mean, self._tot_mean, self._ybar = self._prepare(X, Y)
-        self._eig = None
-
-    def _test_kernel(self, X):
-        return self._centre(self.kernel_(X, self.X_fit_), self._col_mean, self._tot_mean)
-
-    def _path_decision(self, X, alphas):
-        """Predictions of every alpha for the current training rows: (L, m, K)."""
-        if self._eig is None:
-            ev, Q = scipy.linalg.eigh(self._Kc, check_finite=False)
-            self._eig = (np.clip(ev, 0.0, None), Q, Q.T @ self._Yc)
-        ev, Q, QY = self._eig
-        Kt = self._test_kernel(X) @ Q
-        n = len(self.X_fit_)
-        return np.stack([Kt @ (QY / (ev + n * a)[:, None]) + self._ybar for a in alphas])
+            state.update(dual_coef_=C, intercept_=full.centring[2].copy())
+        return publish(self, work, state)
 
     def _validate_predict_X(self, X):
         check_is_fitted(self)
@@ -290,8 +296,11 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         X = self._validate_predict_X(X)
-        return self._test_kernel(np.asarray(X, dtype=np.float64)) @ self.dual_coef_ \
-            + self.intercept_
+        st = self.__dict__   # one snapshot: a concurrent re-fit publishes a new dict
+        col_mean, tot_mean, _ = st["_centring_"]
+        K = st["kernel_"](np.asarray(X, dtype=np.float64), st["X_fit_"])
+        return _centre(K, col_mean, tot_mean, st["fit_intercept"]) @ st["dual_coef_"] \
+            + st["intercept_"]
 
     def predict_path(self, X, alphas=None):
         r"""Predictions for a path of penalties from one eigendecomposition of the training Gram.
@@ -302,28 +311,19 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         alphas : array-like of float > 0 or None
-            Penalties (default: ``alphas_``).
+            Penalties, in ``alpha_scale`` (default: ``alphas_``).
 
         Returns
         -------
         ndarray of shape (n_alphas, n_samples) or (n_alphas, n_samples, n_targets)
         """
         X = self._validate_predict_X(X)
-        if alphas is None:
-            alphas = self.alphas_
-        else:
-            saved, self.alphas = self.alphas, alphas
-            try:
-                alphas = self._check_alphas()
-            finally:
-                self.alphas = saved
-        multi = np.ndim(self.dual_coef_) == 2
-        self._fit_rows(self.X_fit_, self._y_fit)
-        try:
-            P = self._path_decision(np.asarray(X, dtype=np.float64), alphas)
-        finally:
-            del self._Kc, self._Yc, self._eig
-        return P if multi else P[:, :, 0]
+        st = self.__dict__
+        alphas = st["alphas_"] if alphas is None else check_alphas(alphas)
+        dual = _Dual(st["kernel_"], st["X_fit_"], st["_y_fit_"], st["fit_intercept"])
+        P = dual.path_decision(np.asarray(X, dtype=np.float64),
+                               penalties(alphas, st["alpha_scale"], len(st["X_fit_"])))
+        return P if np.ndim(st["dual_coef_"]) == 2 else P[:, :, 0]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -16,8 +16,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat import dask as _dask
-from randfeat._base import RandomFeaturesBase, _odd_paired, data_sigma
+from randfeat._base import RandomFeaturesBase, _odd_paired, resolve_kernel
 from randfeat._lib import _sorf
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
@@ -64,10 +63,11 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
     ----------
     n_components : int, default=100
         Number of output features D.
-    sigma : float, "scale", "median" or None, default=1.0
+    sigma : float, "scale", "median" or None, default=None
         Length scale of the Gaussian kernel; scikit-learn's ``gamma`` is :math:`1/(2\sigma^2)`.
-        None means 1.0; ``"scale"``/``"median"`` choose it from the fit data
-        (:func:`randfeat._base.data_sigma`, the rule of every randfeat transformer).
+        None means 1.0 (the default of every randfeat estimator); ``"scale"``/``"median"``
+        choose it from the fit data (:func:`randfeat._base.data_sigma`, the rule of every
+        randfeat transformer).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     random_state : int, Generator, RandomState, SeedSequence, BitGenerator or None
@@ -137,7 +137,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
-    def __init__(self, n_components=100, *, sigma=1.0, features="paired", random_state=None,
+    _dask_fit_reads_shape = True
+
+    def __init__(self, n_components=100, *, sigma=None, features="paired", random_state=None,
                  n_threads=None):
         self.n_components = n_components
         self.sigma = sigma
@@ -159,23 +161,15 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         self : StructuredOrthogonalFeatures
         """
-        if _dask.is_dask_array(X):
-            return _dask.fit(self, X)
         self._fit_atomic(self._build, X)
         return self
 
     def _build(self, X):
         """The fitted state for X (published in one step by ``_fit_atomic``)."""
         self._n_threads()                      # validates n_threads
-        sigma = self.sigma
-        if sigma is None:
-            sigma = 1.0
-        elif isinstance(sigma, str):
-            sigma = data_sigma(sigma, X)
-        sigma = float(sigma)
-        if not math.isfinite(sigma):
-            raise ValueError(f"StructuredOrthogonalFeatures: sigma must be a positive finite "
-                             f"length scale, got {self.sigma!r}")
+        # the Gaussian kernel by name: the length scale by the rule of every estimator
+        sigma = resolve_kernel("gaussian", self.sigma, X,
+                               who="StructuredOrthogonalFeatures").sigma
         D = int(self.n_components)
         paired = self.features == "paired"
         d = next_power_of_two(X.shape[1])
@@ -250,8 +244,6 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         -------
         Z : ndarray of shape (n_samples, n_components)
         """
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
         st = self._fitted_state()
         paired = st["features"] == "paired"
         out = self._compute(X, "paired" if paired else "phase")

@@ -58,12 +58,13 @@ def global_dtype(request):
 
 @pytest.fixture
 def fail_first_dpotrf(monkeypatch):
-    """Call it to make randfeat.linear's next ``dpotrf`` report a non-positive pivot (info = 1,
-    after computing) while later calls are the real ones, as when an in-place Cholesky
-    factorisation fails; returns the list that counts the calls.  Undone at teardown."""
+    """Call it to make the next ``dpotrf`` of randfeat.linear's solvers report a non-positive
+    pivot (info = 1, after computing) while later calls are the real ones, as when an in-place
+    Cholesky factorisation fails; returns the list that counts the calls.  Undone at
+    teardown."""
     import scipy.linalg.lapack
 
-    import randfeat.linear as lin
+    import randfeat.linear._solvers as lin
 
     def arm():
         calls = []

@@ -22,13 +22,13 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
 from randfeat import RandomBinningFeatures
-from randfeat.binning import (
+from randfeat.kernels import (
     CustomBinningKernel,
     InversePowerBinningKernel,
-    LaplacianBinningKernel,
+    LaplacianKernel,
     StretchedExponentialBinningKernel,
+    get_kernel,
 )
-from randfeat.kernels import LaplacianKernel, get_kernel
 
 Z_MAX = 5.0
 
@@ -41,7 +41,7 @@ KERNELS = {
 }
 
 UNIT_KERNELS = [
-    LaplacianBinningKernel(sigma=1.7),
+    LaplacianKernel(sigma=1.7),
     InversePowerBinningKernel(a=1.5, sigma=1.7),
     InversePowerBinningKernel(a=0.3, sigma=0.5),
     StretchedExponentialBinningKernel(q=0.5, sigma=1.7),
@@ -140,7 +140,7 @@ def test_pitch_law_ks(kern, global_random_seed):
     delta = kern.sample_pitch(4000, rng)
     assert delta.shape == (4000,) and np.all(delta > 0)
     assert stats.kstest(delta, kern.pitch_cdf).pvalue > 1e-6
-    if isinstance(kern, LaplacianBinningKernel):  # Gamma(2, sigma), not truncated (pitfall 9)
+    if isinstance(kern, LaplacianKernel):  # Gamma(2, sigma), not truncated (pitfall 9)
         assert stats.kstest(delta, stats.gamma(2, scale=kern.sigma).cdf).pvalue > 1e-6
         assert delta.max() > 4 * kern.sigma  # tail present: P(delta > 4 sigma) = 5 e^-4 ~ 0.09
 
@@ -168,7 +168,7 @@ def test_lemma1_numerically(kern):
 
 
 def test_kernel_functions():
-    lap = LaplacianBinningKernel(sigma=2.0)
+    lap = LaplacianKernel(sigma=2.0)
     D = np.array([0.5, -1.0, 0.25])
     assert float(lap.k(D)) == pytest.approx(math.exp(-1.75 / 2))
     X = np.array([[0.0, 1.0], [2.0, -1.0]])
@@ -177,8 +177,7 @@ def test_kernel_functions():
     assert float(ip.k(np.array([0.5, 1.0]))) == pytest.approx(2.0 ** -2 * 3.0 ** -2)
     se = StretchedExponentialBinningKernel(q=1.0, sigma=1.0)
     np.testing.assert_allclose(se.profile([0, 1, 2]), np.exp(-np.array([0, 1.0, 2.0])))
-    assert get_kernel("laplacian", 3.0, require="binning") == LaplacianBinningKernel(sigma=3.0)
-    assert LaplacianBinningKernel is LaplacianKernel      # one Laplacian for RFF and binning
+    assert get_kernel("laplacian", 3.0, require="binning") == LaplacianKernel(sigma=3.0)
     assert get_kernel(InversePowerBinningKernel(a=2, sigma=2), require="binning").sigma == 2.0
 
 

@@ -419,6 +419,74 @@ def test_ridge_rejects_sparse_features_and_non_randfeat_maps():
         RandomFeatureRidge(RandomFourierFeatures(8, random_state=0)).fit(Xd, np.ones(199))
 
 
+@pytest.mark.parametrize("chunks", [(4096, 0), (2048, 0, 2048, 0), (0, 4096),
+                                    (1000, 0, 3096, 0), (2048, 0, 0, 2048)])
+def test_empty_blocks_anywhere(client, chunks):
+    """Empty blocks (what boolean filtering leaves), also at a multiple of TILE_ROWS and at the
+    end: transform equals the in-memory tiles for every map (the output keeps the non-empty
+    row chunks of X; dask's concatenation drops the empty ones), the ridge fit equals the fit on
+    the same array without them, predict too (randfeat 0.1: a raw IndexError while the graph
+    was built)."""
+    X, y = _data(0, n=4096, d=3)
+    Xd = da.from_array(X, chunks=(chunks, -1))
+    assert Xd.chunks[0] == chunks
+    full = tuple(c for c in chunks if c)
+    for name, make in MAPS.items():
+        est = make(0).fit(X)
+        Z = est.transform(Xd)
+        assert Z.chunks[0] == full, name
+        _assert_identical(Z.compute(), rdask.tiled_transform(est, X))
+    feats = RandomFourierFeatures(32, sigma=1.5, random_state=0)
+    ref = RandomFeatureRidge(feats, alphas=[0.1, 1.0], random_state=0).fit(
+        da.from_array(X, chunks=(1024, -1)), y)
+    m = RandomFeatureRidge(feats, alphas=[0.1, 1.0], random_state=0).fit(Xd, y)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+    P = m.predict(Xd)
+    assert P.chunks[0] == full
+    np.testing.assert_allclose(P.compute(), m.predict(X), rtol=1e-12, atol=1e-12)
+    b = RandomBinningFeatures(8, random_state=0).fit(Xd)   # exact: one pass over the blocks
+    _assert_identical(b.transform(X), RandomBinningFeatures(8, random_state=b.random_state)
+                      .fit(X).transform(X))
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_classifier_with_non_finite_labels_names_block_and_row(client, bad):
+    """A classifier's float labels with inf or NaN raise naming the block and the row, as the
+    regressor does (randfeat 0.1: scikit-learn's generic message)."""
+    X, y = _data(0, n=3000)
+    yc = (y > 0).astype(float)
+    yc[2345] = bad
+    Xd = da.from_array(X, chunks=(1000, -1))
+    clf = RandomFeatureRidgeClassifier(RandomFourierFeatures(16, random_state=0), alphas=1.0)
+    with pytest.raises(ValueError, match=r"block 2 of 3 \(rows 2000:3000\).*y contains NaN "
+                                         r"or infinity \(first in row 2345 of y"):
+        clf.fit(Xd, da.from_array(yc, chunks=700))
+    with pytest.raises(ValueError, match=r"first in row 2345 of y"):
+        clf.fit(Xd, yc)
+    assert not hasattr(clf, "coef_")
+    with pytest.raises(ValueError, match="Unknown label type"):
+        clf.fit(Xd, y)                                     # continuous labels, as in memory
+
+
+def test_a_new_map_inherits_the_hook():
+    """A map of randfeat's base class gets the dask hook without a line of its own: transform
+    is lazy and bit-identical per tile; a fit that reads the data is refused with the
+    alternative named, one that reads only the shape is computed from it."""
+    class ReadsData(RandomFourierFeatures):
+        _dask_fit_reads_shape = False
+
+    X = np.random.default_rng(0).standard_normal((3000, 4))
+    Xd = da.from_array(X, chunks=(700, -1))
+    with pytest.raises(NotImplementedError, match=r"ReadsData.fit.*in-memory sample"):
+        ReadsData(8, random_state=0).fit(Xd)
+    est = ReadsData(8, random_state=0).fit(X)
+    Z = est.transform(Xd)
+    assert isinstance(Z, da.Array)
+    _assert_identical(Z.compute(scheduler="sync"), rdask.tiled_transform(est, X))
+    with pytest.raises(NotImplementedError, match="estimated from the data"):
+        RandomFourierFeatures(8, sigma="median").fit(Xd)
+
+
 # ----------------------------------------------------------------------------- analysis runner
 def _results(out):
     import json

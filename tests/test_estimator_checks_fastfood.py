@@ -4,7 +4,7 @@ phase-shifted feature), so the default estimator passes every check with no expe
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from randfeat._fastfood_fft import FastfoodFFT
+from paper_figures._fastfood_fft import FastfoodFFT
 from randfeat.fastfood import Fastfood
 
 ESTIMATORS = [
@@ -12,9 +12,10 @@ ESTIMATORS = [
     Fastfood(n_components=16, random_state=0),
     Fastfood(n_components=15, random_state=0),
     Fastfood(n_components=15, features="phase", random_state=0),
-    Fastfood(n_components=15, features="phase", kernel="ballsum", t=2, random_state=0),
+    Fastfood(n_components=15, features="phase", kernel="ballsum", kernel_params={"t": 2},
+             random_state=0),
     Fastfood(n_components=16, scaling="none", sigma="median", random_state=0),
-    # the private "Fastfood FFT" benchmark map (even width for its paired map: phase here)
+    # paper_figures' "Fastfood FFT" benchmark map (even width for its paired map: phase here)
     FastfoodFFT(n_components=15, features="phase", random_state=0),
 ]
 

@@ -17,7 +17,7 @@ import pytest
 import scipy.linalg
 from scipy import special, stats
 
-from randfeat._fastfood_fft import FastfoodFFT
+from paper_figures._fastfood_fft import FastfoodFFT
 from randfeat.fastfood import Fastfood
 from randfeat.kernels import BallSumKernel, MaternKernel, get_kernel
 
@@ -168,8 +168,8 @@ def test_ballsum_unbiased_against_k_t_of_padded_dimension(global_random_seed, d_
     negative lobes; d_in=3 pads to 4 and d_in=12 to 16, d_in=5 to 8)."""
     d = next_pow2(d_in)
     ff = _unbiased_check(
-        lambda s: Fastfood(n_components=max(d, 4) * 1500 * 2, kernel="ballsum", t=t, sigma=0.7,
-                           random_state=s),
+        lambda s: Fastfood(n_components=max(d, 4) * 1500 * 2, kernel="ballsum",
+                           kernel_params={"t": t}, sigma=0.7, random_state=s),
         lambda dl: float(BallSumKernel(sigma=0.7, t=t, dim=d).k(np.pad(dl, (0, d - d_in)))),
         d_in, global_random_seed)
     assert isinstance(ff.kernel_, BallSumKernel)
@@ -473,8 +473,15 @@ def test_kernel_instance_and_radial_precedence():
     X = np.zeros((1, 5))
     ff = Fastfood(n_components=16, kernel=GaussianKernel(sigma=3.0), random_state=0).fit(X)
     assert ff.sigma_ == 3.0 and isinstance(ff.kernel_, GaussianKernel)
-    ff = Fastfood(n_components=16, kernel="ballsum", t=3, sigma=2.0, random_state=0).fit(X)
+    ff = Fastfood(n_components=16, kernel="ballsum", kernel_params={"t": 3}, sigma=2.0,
+                  random_state=0).fit(X)
     assert (ff.kernel_.dim, ff.kernel_.t, ff.kernel_.sigma) == (8, 3, 2.0)
+    # the deprecated t= is the same path, with a FutureWarning
+    with pytest.warns(FutureWarning, match=r"kernel_params=\{'t': 3\}"):
+        old = Fastfood(n_components=16, kernel="ballsum", t=3, sigma=2.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(old.transform(X), ff.transform(X))
+    with pytest.raises(ValueError, match="disagree"), pytest.warns(FutureWarning):
+        Fastfood(kernel="ballsum", t=2, kernel_params={"t": 3}).fit(X)
     with pytest.raises(ValueError, match=r"dim=5 but Fastfood samples in the padded dimension"):
         Fastfood(kernel=BallSumKernel(dim=5)).fit(X)
     ff = Fastfood(n_components=16, radial=lambda n, d, rng: np.full(n, 2.0), random_state=0)

@@ -65,9 +65,8 @@ def test_shapes_and_attributes(features, n_components, n_freq, global_dtype):
     assert rff.n_features_in_ == 4
     assert isinstance(rff.kernel_, GaussianKernel)
     assert (rff.offsets_ is None) == (features == "paired")
-    assert rff.random_offset_ is rff.offsets_       # scikit-learn's name for the same array
-    with pytest.raises(AttributeError, match="renamed frequencies_"):
-        _ = rff.random_weights_
+    # the compatibility names are gone (randfeat 0.2): one name per array
+    assert not hasattr(rff, "random_offset_") and not hasattr(rff, "random_weights_")
     if features == "phase":
         b = rff.offsets_
         assert b.shape == (n_freq,) and np.all((b >= 0) & (b < 2 * np.pi + 1e-6))
@@ -95,10 +94,10 @@ def test_matches_numpy_reference(global_dtype):
         if features == "paired":
             ref = s * np.hstack([np.cos(P), np.sin(P)])
         else:
-            arg = P + rff.random_offset_.astype(np.float64)
+            arg = P + rff.offsets_.astype(np.float64)
             if global_dtype == np.float32:  # small arguments (per element) add in float
                 small = np.abs(P.astype(np.float32)) + 6.3 <= 8192
-                f32 = (P.astype(np.float32) + rff.random_offset_).astype(np.float64)
+                f32 = (P.astype(np.float32) + rff.offsets_).astype(np.float64)
                 arg[small] = f32[small]
             ref = s * np.cos(arg)
         # the blocked BLAS product may round P differently from numpy's by ~ulp(|P|), which

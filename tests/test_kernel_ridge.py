@@ -21,15 +21,21 @@ def _data(seed, n=80, d=3, k=None):
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
-def test_equals_sklearn_kernel_ridge_without_intercept(global_random_seed, kernel):
-    """No intercept: (K + n alpha I) c = y is sklearn's KernelRidge with alpha_sk = n alpha."""
+@pytest.mark.parametrize("alpha_scale", ["sum", "mean"])
+def test_equals_sklearn_kernel_ridge_without_intercept(global_random_seed, kernel, alpha_scale):
+    """No intercept: (K + lambda I) c = y is sklearn's KernelRidge(alpha=lambda), lambda = alpha
+    with the default alpha_scale="sum" (scikit-learn's scale, as the learners) and n alpha with
+    "mean" (per sample)."""
     X, y = _data(global_random_seed)
-    sigma, alpha = 1.3, 1e-3
-    m = ExactKernelRidge(kernel, sigma=sigma, alphas=alpha, fit_intercept=False).fit(X, y)
+    sigma, alpha = 1.3, 1e-2
+    m = ExactKernelRidge(kernel, sigma=sigma, alphas=alpha, fit_intercept=False,
+                         alpha_scale=alpha_scale).fit(X, y)
     kern = get_kernel(kernel, sigma)
-    ref = KernelRidge(alpha=40 * alpha, kernel=lambda a, b: float(kern.k(a - b)))
+    lam = alpha if alpha_scale == "sum" else 40 * alpha
+    ref = KernelRidge(alpha=lam, kernel=lambda a, b: float(kern.k(a - b)))
     ref.fit(X[:40], y[:40])
-    m40 = ExactKernelRidge(kernel, sigma=sigma, alphas=alpha, fit_intercept=False)
+    m40 = ExactKernelRidge(kernel, sigma=sigma, alphas=alpha, fit_intercept=False,
+                           alpha_scale=alpha_scale)
     m40.fit(X[:40], y[:40])
     np.testing.assert_allclose(m40.predict(X[40:]), ref.predict(X[40:]), rtol=1e-9, atol=1e-10)
     assert m.solver_ == "cholesky"
@@ -58,12 +64,14 @@ def test_dual_equals_random_feature_ridge_on_the_same_kernel(global_random_seed,
     Z = rff.transform(X)
     np.testing.assert_allclose(Z @ Z.T, _EmpiricalKernel(W)(X), atol=1e-12)
     alpha = 1e-2
-    rf = RandomFeatureRidge(rff, alphas=alpha, alpha_scale="mean",
-                            fit_intercept=fit_intercept).fit(X, y)
-    ex = ExactKernelRidge(_EmpiricalKernel(W), alphas=alpha, fit_intercept=fit_intercept)
-    ex.fit(X, y)
     Xt = np.random.default_rng(global_random_seed + 1).normal(size=(30, 3))
-    np.testing.assert_allclose(ex.predict(Xt), rf.predict(Xt), rtol=1e-8, atol=1e-8)
+    for alpha_scale in ("sum", "mean"):   # one alpha scale for both estimators
+        rf = RandomFeatureRidge(rff, alphas=alpha, alpha_scale=alpha_scale,
+                                fit_intercept=fit_intercept).fit(X, y)
+        ex = ExactKernelRidge(_EmpiricalKernel(W), alphas=alpha, alpha_scale=alpha_scale,
+                              fit_intercept=fit_intercept)
+        ex.fit(X, y)
+        np.testing.assert_allclose(ex.predict(Xt), rf.predict(Xt), rtol=1e-8, atol=1e-8)
 
 
 def test_converges_to_random_feature_ridge_as_D_grows():
@@ -71,7 +79,7 @@ def test_converges_to_random_feature_ridge_as_D_grows():
     distance between RF ridge and exact ridge shrinks about like D^{-1/2}."""
     X, y = _data(0, n=100)
     Xt = np.random.default_rng(1).normal(size=(50, 3))
-    ex = ExactKernelRidge(sigma=1.5, alphas=1e-3).fit(X, y).predict(Xt)
+    ex = ExactKernelRidge(sigma=1.5, alphas=1e-3, alpha_scale="mean").fit(X, y).predict(Xt)
     dist = []
     for D in (64, 4096):
         rf = RandomFeatureRidge(RandomFourierFeatures(2 * D, sigma=1.5, random_state=0),

@@ -3,7 +3,6 @@ the sparse (LSQR/CG) path, classification, and input errors.  Deterministic alge
 comparison is between two solutions of the same linear system (tolerances are round-off /
 solver tolerances, not statistical)."""
 
-import copy
 
 import numpy as np
 import pytest
@@ -24,7 +23,6 @@ from randfeat.linear import (
     AlphaAtGridEdgeWarning,
     RandomFeatureRidge,
     RandomFeatureRidgeClassifier,
-    RidgeStatistics,
 )
 
 
@@ -311,7 +309,9 @@ def test_float32_gram_keeps_float64_when_phases_are_large(make):
     featurisation is wrong by several percent.  The fit bounds max‖x‖·max‖ω‖ per chunk and
     keeps float64 above 2**10, so its model matches the float64-featurised fit to float32
     product rounding; small phases still go to float32 (the same bits as float32 input)."""
-    from randfeat.linear import _F32_PHASE_LIMIT, _max_frequency_norm, _phase_bound
+    from randfeat.linear._features import F32_PHASE_LIMIT as _F32_PHASE_LIMIT
+    from randfeat.linear._features import max_frequency_norm as _max_frequency_norm
+    from randfeat.linear._features import phase_bound as _phase_bound
     rng = np.random.default_rng(5)
     X = rng.normal(size=(200, 6))
     y = rng.normal(size=200)
@@ -343,7 +343,8 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     averaged): the statistics equal those of the unmerged rows to rounding, y_sq_sum_ and
     n_samples_ exactly; the fitted model too.  A degenerate hash (every row collides) is
     caught by the exact verification, so distinct rows are never merged."""
-    import randfeat.linear as L
+    import randfeat.linear._features as L
+    import randfeat.linear._fit as F
 
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, size=(40, 5)).astype(float)
@@ -354,13 +355,13 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     Y = y[:, None]
     f = RandomFourierFeatures(64, sigma=1.5, random_state=0).fit(X)
     m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=128)
-    merged = L._merge_duplicate_rows(Xi, Y, None, w)
+    merged = L.merge_duplicate_rows(Xi, Y, None, w)
     assert merged is not None and len(merged[0]) <= 32
     np.testing.assert_allclose(merged[2].sum(), 600 if w is None else w.sum(), rtol=1e-14)
-    a, _ = m._accumulate(f, Xi, Y, w=w)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)        # merging off
-    b, _ = m._accumulate(f, Xi, Y, w=w)
-    assert L._merge_duplicate_rows(Xi, Y, None, w) is None
+    a, _ = _accumulate(m, f, Xi, Y, w)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.0)        # merging off
+    b, _ = _accumulate(m, f, Xi, Y, w)
+    assert L.merge_duplicate_rows(Xi, Y, None, w) is None
     for name in ("gram_", "zty_", "z_sum_", "y_sum_"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(a.y_sq_sum_, b.y_sq_sum_, rtol=1e-14)
@@ -368,15 +369,15 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     np.testing.assert_allclose(a.weight_sum_, b.weight_sum_, rtol=1e-14)
     coef, icpt = a.solve(1e-3)
     np.testing.assert_allclose(a.rss(coef, icpt), b.rss(coef, icpt), rtol=1e-9)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.9)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.9)
     p1 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.0)
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.0)
     p0 = RandomFeatureRidge(f, alphas=1e-3).fit(Xi, y, sample_weight=w).predict(Xi)
     np.testing.assert_allclose(p1, p0, rtol=1e-8, atol=1e-8)
     # every row hashes alike: the exact verification splits the collided rows off again (each
     # a group of its own), so the statistics are still those of the rows
-    monkeypatch.setattr(L, "_MERGE_MAX_DISTINCT", 0.95)
-    real = L._merge_duplicate_rows
+    monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.95)
+    real = L.merge_duplicate_rows
     seen = []
 
     def degenerate(X_, Y_, rows_, w_):
@@ -384,21 +385,29 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
         seen.append(out)
         return out
 
-    monkeypatch.setattr(L, "_merge_duplicate_rows", degenerate)
-    c, _ = m._accumulate(f, Xi, Y, w=w)
+    monkeypatch.setattr(F, "merge_duplicate_rows", degenerate)
+    c, _ = _accumulate(m, f, Xi, Y, w)
     assert seen[0] is not None and {tuple(X[i]) for i in seen[0][0]} == {tuple(r) for r in X}
     for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
         np.testing.assert_allclose(getattr(c, name), getattr(b, name), rtol=1e-12, atol=1e-12)
 
 
+def _accumulate(model, feats, X, Y, w=None):
+    """The statistics of all rows of X as a fit accumulates them (its in-memory source)."""
+    from randfeat.linear._fit import InMemoryRows, working_copy
+    work = working_copy(model)
+    work.__dict__.update(features_=feats, n_features_out_=feats._n_features_out)
+    return InMemoryRows(work, X, Y, w).statistics()
+
+
 def test_rows_without_repeats_are_not_merged():
     """Distinct rows (or fewer than 10 % repeats) go through unchanged."""
-    import randfeat.linear as L
+    import randfeat.linear._features as L
 
     X = np.random.default_rng(1).normal(size=(300, 4))
-    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+    assert L.merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
     X[:20] = X[20:40]                                   # 20 repeats of 300: below 10 %
-    assert L._merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
+    assert L.merge_duplicate_rows(X, np.zeros((300, 1)), None, None) is None
 
 
 def test_classifier_breaks_error_rate_ties_by_squared_error():
@@ -494,7 +503,7 @@ def test_blas_probe_can_fail(monkeypatch):
     put back through the ``_transform`` seam)."""
     from threadpoolctl import threadpool_limits
 
-    from randfeat.linear import _RandomFeatureRidgeBase
+    from randfeat.linear._ridge import _RandomFeatureRidgeBase
     orig = _RandomFeatureRidgeBase._transform
 
     def limited(self, X, feats=None):
@@ -517,420 +526,6 @@ def test_n_threads_validated():
 
 
 # ----------------------------------------------------------------------------- RidgeStatistics
-def _parts(Z, Y, w, cuts):
-    """RidgeStatistics of consecutive row blocks of (Z, Y, w) cut at ``cuts``."""
-    edges = [0, *cuts, len(Z)]
-    return [RidgeStatistics().partial_fit(Z[a:b], Y[a:b], None if w is None else w[a:b])
-            for a, b in zip(edges[:-1], edges[1:], strict=True)]
-
-
-def _fields(st):
-    return [st.gram_, st.zty_, st.z_sum_, st.y_sum_, st.y_sq_sum_,
-            np.array([st.weight_sum_, st.n_samples_])]
-
-
-def _assert_same(a, b):
-    for x, y in zip(_fields(a), _fields(b), strict=True):
-        np.testing.assert_array_equal(x, y)
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-def test_ridge_statistics_merge_is_exactly_associative_on_exact_sums(weighted):
-    """Small integers and square integer weights (the Gram is formed from sqrt(w) z): every
-    float64 product and sum is exact, so any tree of merges must
-    give exactly the statistics of one pass (a term dropped or doubled by merge shows here)."""
-    rng = np.random.default_rng(0)
-    Z = rng.integers(-3, 4, size=(90, 6)).astype(float)
-    Y = rng.integers(-5, 6, size=(90, 2)).astype(float)
-    w = rng.integers(0, 4, size=90).astype(float) ** 2 if weighted else None
-    whole = RidgeStatistics().partial_fit(Z, Y, w)
-    a, b, c = _parts(Z, Y, w, [20, 55])
-    left, right = a.merge(b).merge(c), a.merge(b.merge(c))
-    _assert_same(left, whole)
-    _assert_same(right, whole)
-    _assert_same(c.merge(a).merge(b), whole)  # commutative too
-    acc = RidgeStatistics()  # in place, starting from empty statistics
-    for p in (a, b, c):
-        acc += p
-    _assert_same(acc, whole)
-    _assert_same(a + b + c, whole)
-    assert whole.n_samples_ == 90 and whole.weight_sum_ == (90 if w is None else w.sum())
-    # merge leaves its operands alone
-    _assert_same(a, _parts(Z, Y, w, [20, 55])[0])
-
-
-def test_ridge_statistics_merge_associative_to_rounding(global_random_seed):
-    """Float data: a tree of merges equals the one-pass statistics to float64 summation error
-    (relative 1e-12 here: at most ~n * 2^-53 for n = 300 rows) and the solutions agree."""
-    rng = np.random.default_rng(global_random_seed)
-    Z, Y = rng.normal(size=(300, 8)), rng.normal(size=(300, 3))
-    w = rng.uniform(0, 2, size=300)
-    whole = RidgeStatistics().partial_fit(Z, Y, w)
-    p = _parts(Z, Y, w, [37, 150, 151, 299])
-    for st in (((p[0] + p[1]) + (p[2] + p[3])) + p[4], p[0] + (p[1] + (p[2] + (p[3] + p[4])))):
-        for x, y in zip(_fields(st), _fields(whole), strict=True):
-            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12 * np.abs(y).max())
-        np.testing.assert_allclose(st.solve(0.5)[0], whole.solve(0.5)[0], rtol=1e-10)
-
-
-@pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("k", [None, 3])
-def test_ridge_statistics_solve_equals_sklearn_ridge(global_random_seed, fit_intercept,
-                                                     weighted, k):
-    """solve(alpha) is scikit-learn's Ridge(alpha) (summed, weighted squared errors + alpha
-    ||w||^2) on the same rows, streamed in blocks: equal to 1e-8 (round-off of two Cholesky
-    solves of the same well-conditioned system)."""
-    X, y = _data(global_random_seed, n=250, d=7, k=k)
-    rng = np.random.default_rng(global_random_seed + 1)
-    w = rng.uniform(0.1, 3.0, size=len(X)) if weighted else None
-    st = RidgeStatistics()
-    for a in range(0, len(X), 60):
-        st.partial_fit(X[a:a + 60], y[a:a + 60], None if w is None else w[a:a + 60])
-    for alpha in (1e-3, 1.0, 50.0):
-        coef, intercept = st.solve(alpha, fit_intercept=fit_intercept)
-        ref = Ridge(alpha=alpha, fit_intercept=fit_intercept, solver="cholesky").fit(
-            X, y, sample_weight=w)
-        np.testing.assert_allclose(coef, np.reshape(ref.coef_, coef.shape), rtol=1e-8,
-                                   atol=1e-10)
-        ref_b = np.broadcast_to(ref.intercept_, intercept.shape)  # 0.0 without an intercept
-        np.testing.assert_allclose(intercept, ref_b, rtol=1e-8, atol=1e-10)
-        Y2 = y.reshape(len(y), -1)
-        resid = Y2 - (X @ coef.T + intercept)
-        ww = np.ones(len(X)) if w is None else w
-        np.testing.assert_allclose(st.rss(coef, intercept), ww @ resid ** 2, rtol=1e-8)
-
-
-def test_ridge_statistics_path_methods_and_threads(global_random_seed):
-    """The alpha path: one Cholesky per alpha = one eigendecomposition for all (to 1e-8), and
-    solve(alpha) is the path's solution for that alpha; alpha = 0 with more features than rows
-    (singular A) falls back to the eigen-solution instead of failing."""
-    rng = np.random.default_rng(global_random_seed)
-    Z, y = rng.normal(size=(200, 20)), rng.normal(size=200)
-    st = RidgeStatistics().partial_fit(Z, y)
-    alphas = np.logspace(-4, 2, 7)
-    Wc, bc = st.solve_path(alphas)
-    We, be = st.solve_path(alphas, method="eigh")
-    np.testing.assert_allclose(Wc, We, rtol=1e-8, atol=1e-12)
-    np.testing.assert_allclose(bc, be, rtol=1e-8, atol=1e-12)
-    assert Wc.shape == (7, 1, 20) and bc.shape == (7, 1)
-    for j, a in enumerate(alphas):
-        np.testing.assert_array_equal(st.solve(a)[0], Wc[j])
-    wide = RidgeStatistics().partial_fit(Z[:5], y[:5])
-    coef, intercept = wide.solve(0.0)
-    assert np.all(np.isfinite(coef))
-    np.testing.assert_allclose(Z[:5] @ coef[0] + intercept[0], y[:5], atol=1e-8)  # interpolates
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-def test_in_place_solve(weighted, fail_first_dpotrf):
-    """overwrite=True factorises the last alpha in the Gram itself: the same bits as the
-    copying solve when it succeeds; when it fails (alpha = 0, singular A) the statistics are
-    consumed (_GramConsumed), and the learner accumulates its rows again and solves on a copy
-    (which can fall back to the eigen-solution)."""
-    from randfeat.linear import _GramConsumed
-    rng = np.random.default_rng(3)
-    Z, Y = rng.normal(size=(40, 9)), rng.normal(size=(40, 2))
-    st = RidgeStatistics().partial_fit(Z, Y)
-    for alphas in ([0.5], [2.0, 0.5]):
-        W0, b0, used0 = st.copy()._path(np.array(alphas))
-        W1, b1, used1 = st.copy()._path(np.array(alphas), overwrite=True)
-        assert used0 == used1 == ["cholesky"] * len(alphas)
-        np.testing.assert_array_equal(W0, W1)
-        np.testing.assert_array_equal(b0, b1)
-    wide = RidgeStatistics().partial_fit(Z[:6], Y[:6])  # 6 rows, 9 features: singular A
-    with pytest.raises(_GramConsumed):
-        wide.copy()._path(np.array([0.0]), overwrite=True)
-    # the learner: when its in-place factorisation fails (simulated: the first dpotrf reports
-    # a non-positive pivot) it accumulates the rows again and solves on a copy
-    X = rng.normal(size=(300, 3))
-    y = rng.normal(size=300)
-    w = rng.uniform(0.5, 2.0, size=300) if weighted else None
-    f = RandomFourierFeatures(40, sigma=1.0, random_state=0)
-    ref = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
-    calls = fail_first_dpotrf()
-    m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
-    assert len(calls) == 2 and m.solver_ == "cholesky"
-    np.testing.assert_array_equal(m.coef_, ref.coef_)
-    np.testing.assert_array_equal(m.intercept_, ref.intercept_)
-
-
-@pytest.mark.parametrize("D, n, panel", [(1, 5, 512), (7, 0, 3), (37, 50, 8), (64, 9, 64),
-                                         (300, 40, 128), (600, 33, 512)])
-def test_float32_gram_panels(D, n, panel):
-    """syrk_f32_into: the chunk's lower-triangle ZᵀZ by float32 panels (ssyrk + sgemm) added to
-    a float64 Gram; the upper triangle is never written, and the result is the float64 product
-    to float32 rounding (each entry a float32 sum of n products)."""
-    from randfeat._lib import _gram
-    rng = np.random.default_rng(D + n)
-    Z = rng.normal(size=(n, D)).astype(np.float32)
-    G = np.zeros((D, D), order="F")
-    G[np.tril_indices(D)] = 1.0
-    ws = np.full((D, panel), np.nan, dtype=np.float32, order="F")
-    _gram.syrk_f32_into(Z, G, ws)
-    Z64 = Z.astype(np.float64)
-    ref = np.tril(Z64.T @ Z64 + 1.0)
-    bound = np.tril(np.abs(Z64).T @ np.abs(Z64)) * max(n, 1) * 2.0 ** -24 + 1e-15
-    assert np.all(np.abs(G - ref) <= bound)
-    assert not np.triu(G, 1).any()
-    with pytest.raises(ValueError, match="syrk_f32_into"):
-        _gram.syrk_f32_into(Z, np.zeros((D + 1, D + 1), order="F"), ws)
-
-
-def _spd(D, K, cond, seed):
-    """A symmetric positive definite (D, D) Fortran matrix of 2-norm condition ``cond`` (its
-    upper triangle NaN: never to be read) and a (D, K) right-hand side."""
-    rng = np.random.default_rng(seed)
-    Q, _ = np.linalg.qr(rng.normal(size=(D, D)))
-    A = np.asfortranarray((Q * np.geomspace(1.0, 1.0 / cond, D)) @ Q.T)
-    A[np.triu_indices(D, 1)] = np.nan
-    return A, np.asfortranarray(rng.normal(size=(D, K)))
-
-
-@pytest.mark.parametrize("D, K, cond, shift", [(1, 1, 1.0, 0.0), (5, 3, 10.0, 0.5),
-                                               (64, 2, 1e3, 0.0), (300, 1, 1e5, 1e-3),
-                                               (257, 4, 1e2, 2.0)])
-def test_posv_mixed_meets_the_float64_test(D, K, cond, shift):
-    """_posv_mixed (float32 Cholesky + float64 refinement, gram_dtype="float32"'s solve): the
-    solution of (A + shift I) x = c passes LAPACK's float64 test ||c - Ax||_inf <= ||x||_inf
-    ||A||_inf eps64 sqrt(D) column by column, A (its lower triangle) is read and never
-    written, and the upper triangle is never read (NaN there)."""
-    from randfeat.linear import _posv_mixed
-    A, c = _spd(D, K, cond, seed=D)
-    A0 = A.copy(order="F")
-    out = np.full((D, K), np.nan)
-    it = _posv_mixed(A, shift, c, out)
-    assert 0 <= it <= 30
-    np.testing.assert_array_equal(A, A0)
-    S = np.tril(A0) + np.tril(A0, -1).T + shift * np.eye(D)
-    r = c - S @ out
-    bound = (np.abs(out).max(axis=0) * np.abs(S).sum(axis=1).max() * np.finfo(float).eps
-             * np.sqrt(D))
-    assert np.all(np.abs(r).max(axis=0) <= bound)
-    # the detector: a float32 solve alone (no refinement) fails the same test here
-    if cond >= 1e3:
-        x32 = np.linalg.solve(S.astype(np.float32), c.astype(np.float32)).astype(np.float64)
-        assert np.any(np.abs(c - S @ x32).max(axis=0) > bound)
-
-
-def test_posv_mixed_says_when_it_cannot():
-    """Negative when float32 cannot do it (the caller then solves in float64): an entry beyond
-    float32's range or NaN (-1), a matrix indefinite in float32 (-1), a refinement that has not
-    converged in max_iter steps (-2); ``out`` untouched then."""
-    from randfeat._lib import _gram
-    from randfeat.linear import _posv_mixed
-    A, c = _spd(40, 1, 1e4, seed=3)
-    out = np.full((40, 1), 7.0)
-    for bad in (np.nan, np.inf, 1e39):
-        B = A.copy(order="F")
-        B[5, 2] = bad
-        assert _posv_mixed(B, 0.0, c, out) == -1
-    assert np.all(out == 7.0)
-    # indefinite: -1
-    assert _posv_mixed(A, -2.0, c, out) == -1
-    assert np.all(out == 7.0)
-    # no refinement allowed on a matrix that needs it: -2
-    X, R = np.empty((40, 1), order="F"), np.empty((40, 1), order="F")
-    SX = np.empty((40, 1), dtype=np.float32, order="F")
-    SA = np.zeros((40, 40), dtype=np.float32, order="F")
-    assert _gram.posv_mixed(A, 0.0, c, X, SA, SX, R, max_iter=0) == -2
-    assert _gram.posv_mixed(A, 0.0, c, X, SA, SX, R) > 0
-    with pytest.raises(ValueError, match="posv_mixed"):
-        _gram.posv_mixed(A, 0.0, c, X, SA[:, :39], SX, R)
-
-
-def test_float32_statistics_solve_to_float64_accuracy():
-    """gram_dtype="float32" statistics solve by the mixed-precision Cholesky; the result is the
-    float64 factorisation's on the same Gram to float64 rounding (relative 1e-9) along a path
-    of alphas, including alphas too small for float32 (then the float64 factorisation, or the
-    eigen-solution, as with float64 statistics)."""
-    import randfeat.linear as lin
-    rng = np.random.default_rng(5)
-    Z = rng.normal(size=(100, 120)).astype(np.float32)   # fewer rows than features: singular
-    Y = rng.normal(size=(100, 2))
-    st = RidgeStatistics(gram_dtype="float32").partial_fit(Z, Y)
-    ref = RidgeStatistics()
-    ref.__dict__.update(copy.deepcopy(st.__dict__))
-    ref.gram_dtype = "float64"
-    alphas = [10.0, 1e-2, 1e-6, 0.0]
-    seen = []
-    real = lin._posv_mixed
-
-    def spy(*a):
-        seen.append(real(*a))
-        return seen[-1]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lin, "_posv_mixed", spy)
-        W, b, used = st._path(np.asarray(alphas))
-    W0, b0, used0 = ref._path(np.asarray(alphas))
-    # float32 solves the first two; 1e-6 and 0 (A's null space is rounding noise: indefinite)
-    # fail in float32, then in float64 too, and take the eigen-solution
-    assert [s >= 0 for s in seen] == [True, True, False, False]
-    assert used == ["cholesky", "cholesky", "eigh", "eigh"] and used0 == used
-    np.testing.assert_allclose(W, W0, rtol=1e-9, atol=1e-12 * np.abs(W0).max())
-    np.testing.assert_allclose(b, b0, rtol=1e-9, atol=1e-12)
-    # when the mixed solve declines, the float64 factorisation gives the float64 statistics'
-    # answer bit for bit
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lin, "_posv_mixed", lambda *a: -1)
-        W1, b1, used1 = st._path(np.asarray(alphas))
-    assert used1 == used0
-    np.testing.assert_array_equal(W1, W0)
-    np.testing.assert_array_equal(b1, b0)
-
-
-def test_fit_gives_the_freed_chunks_back_before_the_solve(monkeypatch):
-    """The Cholesky fit trims the C heap once, after the last chunk and before the final solve
-    (glibc keeps freed blocks under 32 MiB, e.g. a chunk's features, resident otherwise); where
-    the C library has malloc_trim (glibc) the trim is done."""
-    import platform
-
-    import randfeat.linear as lin
-    calls = []
-    real = lin._trim_heap
-    monkeypatch.setattr(lin, "_trim_heap", lambda: calls.append(1) or real())
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
-    RandomFeatureRidge(RandomFourierFeatures(30, random_state=0), alphas=1.0,
-                       chunk_size=50).fit(X, y)
-    assert calls == [1]
-    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-        assert real() is True
-
-
-def test_large_gram_buffer_is_zeroed_and_behaves_as_an_array():
-    """Grams of 4 MiB or more live in an anonymous mmap (pages resident only when written; see
-    randfeat.linear._gram_buffer): zeroed, Fortran-ordered, writeable, and statistics built on
-    one copy, merge and pickle like any other."""
-    import pickle
-
-    from randfeat.linear import _gram_buffer
-    G = _gram_buffer(800)
-    assert G.shape == (800, 800) and G.flags.f_contiguous and G.flags.writeable
-    assert G.dtype == np.float64 and not G.any()
-    rng = np.random.default_rng(1)
-    Z, y = rng.normal(size=(30, 800)), rng.normal(size=30)
-    st = RidgeStatistics().partial_fit(Z, y)
-    assert st._gram.nbytes >= 1 << 22
-    ref = Z.T @ Z
-    np.testing.assert_allclose(st.gram_, ref, rtol=1e-12, atol=1e-12)
-    back = pickle.loads(pickle.dumps(st))
-    np.testing.assert_array_equal(back.gram_, st.gram_)
-    np.testing.assert_allclose(st.merge(back).gram_, 2 * ref, rtol=1e-12, atol=1e-12)
-
-
-def test_gram_buffer_without_mmap(monkeypatch):
-    """Where an anonymous mapping cannot be made, the Gram is NumPy's zeros (same behaviour)."""
-    import mmap
-
-    from randfeat.linear import _gram_buffer
-
-    def refuse(*a, **k):
-        raise OSError(12, "Cannot allocate memory")
-
-    monkeypatch.setattr(mmap, "mmap", refuse)
-    G = _gram_buffer(800)
-    assert G.shape == (800, 800) and G.flags.f_contiguous and G.flags.owndata and not G.any()
-
-
-def test_auto_chunk_rows():
-    """chunk_size="auto": about 2**21 values per chunk for narrow features, D / 2 rows for
-    wide ones, between 1024 and 8192 rows; a fit with "auto" is the fit with those rows."""
-    from randfeat.linear import _auto_chunk_rows
-    assert [_auto_chunk_rows(D) for D in (1, 100, 256, 257, 1000, 2048, 4000, 9000, 20000)] == [
-        8192, 8192, 8192, 8160, 2097, 1024, 2000, 4500, 8192]
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(3000, 3)), rng.normal(size=3000)
-    f = RandomFourierFeatures(1500, sigma=2.0, random_state=0)
-    a = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32").fit(X, y)
-    b = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1398).fit(X, y)
-    c = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float32", chunk_size=1000).fit(X, y)
-    assert a._chunk_rows() == 1398
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    assert not np.array_equal(a.coef_, c.coef_)  # the chunks do change float32 sums' bits
-
-
-def test_ridge_statistics_is_what_fit_accumulates(global_random_seed):
-    """RandomFeatureRidge.fit accumulates its chunks in one RidgeStatistics, in row order: the
-    same chunks streamed by hand through partial_fit give bit-identically the fitted model."""
-    X, y = _data(global_random_seed, n=333, d=5)
-    f = RandomFourierFeatures(48, sigma=2.0, random_state=global_random_seed).fit(X)
-    m = RandomFeatureRidge(clone(f), alphas=1e-3, chunk_size=50, n_threads=2).fit(X, y)
-    st = RidgeStatistics()
-    for a in range(0, len(X), 50):
-        st.partial_fit(f.transform(X[a:a + 50]), y[a:a + 50])
-    coef, _ = st.solve(1e-3)
-    np.testing.assert_array_equal(coef[0], m.coef_)
-
-
-def test_ridge_statistics_pickles_and_copies():
-    import pickle
-    rng = np.random.default_rng(0)
-    st = RidgeStatistics(gram_dtype="float32").partial_fit(rng.normal(size=(20, 4)),
-                                                           rng.normal(size=20))
-    back = pickle.loads(pickle.dumps(st))
-    _assert_same(back, st)
-    assert back.gram_dtype == "float32" and "n_samples_=20" in repr(back)
-    cp = st.copy()
-    cp.partial_fit(np.ones((1, 4)), [1.0])
-    assert st.n_samples_ == 20 and cp.n_samples_ == 21
-    empty = RidgeStatistics()
-    _assert_same(empty.merge(st), st)
-    _assert_same(st.merge(empty), st)
-    assert empty.n_features is None and st.n_features == 4 and st.n_targets == 1
-    # sparse rows give the statistics of the dense ones
-    Z = rng.normal(size=(30, 5))
-    Z[Z < 0.5] = 0.0
-    w = rng.uniform(0, 1, 30)
-    a = RidgeStatistics().partial_fit(sp.csr_matrix(Z), Z[:, 0], w)
-    b = RidgeStatistics().partial_fit(Z, Z[:, 0], w)
-    for x, y in zip(_fields(a), _fields(b), strict=True):
-        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
-
-
-def test_ridge_statistics_errors():
-    rng = np.random.default_rng(0)
-    Z, y = rng.normal(size=(10, 3)), rng.normal(size=10)
-    st = RidgeStatistics().partial_fit(Z, y)
-    with pytest.raises(ValueError, match=r"Z has 10 rows but y has 9"):
-        RidgeStatistics().partial_fit(Z, y[:9])
-    with pytest.raises(ValueError, match="2-D array"):
-        RidgeStatistics().partial_fit(Z[0], y[:1])
-    bad = Z.copy()
-    bad[2, 1] = np.inf
-    with pytest.raises(ValueError, match="Z contains NaN or infinity"):
-        RidgeStatistics().partial_fit(bad, y)
-    with pytest.raises(ValueError, match="y contains NaN"):
-        RidgeStatistics().partial_fit(Z, np.r_[y[:9], np.nan])
-    with pytest.raises(ValueError, match=r"sample_weight must be >= 0"):
-        RidgeStatistics().partial_fit(Z, y, -np.ones(10))
-    with pytest.raises(ValueError, match=r"sample_weight must be a scalar or of shape \(10,\)"):
-        RidgeStatistics().partial_fit(Z, y, np.ones(9))
-    with pytest.raises(ValueError, match="D=3 features and K=1 targets, got D=4, K=1"):
-        st.partial_fit(rng.normal(size=(2, 4)), [1.0, 2.0])
-    with pytest.raises(ValueError, match="cannot be combined"):
-        st.merge(RidgeStatistics().partial_fit(Z, np.c_[y, y]))
-    with pytest.raises(TypeError, match="must be a RidgeStatistics"):
-        st.merge({"gram_": 1})
-    with pytest.raises(ValueError, match="no samples"):
-        RidgeStatistics().solve(1.0)
-    with pytest.raises(ValueError, match="only zero weights"):
-        RidgeStatistics().partial_fit(Z, y, np.zeros(10)).solve(1.0)
-    with pytest.raises(ValueError, match="alpha must be finite and >= 0"):
-        st.solve(-1.0)
-    with pytest.raises(ValueError, match="one number"):
-        st.solve([1.0, 2.0])
-    with pytest.raises(ValueError, match="method"):
-        st.solve_path([1.0], method="qr")
-    with pytest.raises(ValueError, match="gram_dtype"):
-        RidgeStatistics(gram_dtype="float16")
-    before = Z.copy()
-    RidgeStatistics().partial_fit(Z, y, np.ones(10))
-    np.testing.assert_array_equal(Z, before)  # inputs are never modified
-
-
-# ----------------------------------------------------------------------------- issue 16
 @pytest.mark.parametrize("solver", ["cholesky", "lsqr", "cg", "pcg"])
 @pytest.mark.parametrize("k", [None, 2])
 def test_sample_weight_equals_sklearn_ridge(global_random_seed, solver, k):
@@ -1064,26 +659,6 @@ def test_learners_take_every_random_state_and_the_transformers_n_threads_rule(gl
         RandomFeatureRidgeClassifier("passthrough", [1.0])
 
 
-@pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
-@pytest.mark.parametrize("zdtype", [np.float64, np.float32])
-def test_weighted_update_in_place_is_the_same_bits(gram_dtype, zdtype):
-    """With ``scratch=True`` the weighted chunk is scaled in place instead of copied: the same
-    statistics, bit for bit; without it the caller's Z is left as it was."""
-    from randfeat.linear import RidgeStatistics
-
-    rng = np.random.default_rng(2)
-    Z = rng.normal(size=(300, 40)).astype(zdtype)
-    Y = rng.normal(size=(300, 2))
-    w = rng.uniform(0.1, 3.0, size=300)
-    a, b = RidgeStatistics(gram_dtype), RidgeStatistics(gram_dtype)
-    Z0 = Z.copy()
-    a._update(Z, Y, w)
-    np.testing.assert_array_equal(Z, Z0)
-    b._update(Z.copy(), Y, w, scratch=True)
-    for name in ("gram_", "zty_", "z_sum_", "y_sum_", "y_sq_sum_"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-
-
 @pytest.mark.parametrize("features", ["passthrough", "identity"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
@@ -1104,108 +679,3 @@ def test_weighted_fit_never_modifies_the_input(features, dtype, gram_dtype):
 
 
 # ------------------------------------------------------------------- solver="pcg" (issue 17)
-def _wide(seed, n=1500, d=4, D=400):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.sin(X).sum(axis=1) + 0.1 * rng.normal(size=n)
-    return X, y, RandomFourierFeatures(D, sigma=2.0, random_state=seed)
-
-
-def test_nystrom_is_exact_on_a_low_rank_matrix():
-    """_nystrom (Frangella, Tropp & Udell 2023, Alg. 2.1) recovers a PSD matrix of rank
-    below r exactly (to rounding), positive eigenvalues in decreasing order; a Cholesky
-    failure gives the empty approximation (no preconditioning)."""
-    from randfeat.linear import _nystrom
-    rng = np.random.default_rng(0)
-    F = rng.normal(size=(60, 7))
-    A = F @ F.T
-    U, lam = _nystrom(lambda V: A @ V, 60, 12, np.random.default_rng(1), np.finfo(float).eps)
-    # rank 7: the other directions are rounding (kept only where above the shift)
-    assert U.shape[0] == 60 and 7 <= U.shape[1] <= 12 and np.all(np.diff(lam) <= 0)
-    assert np.all(lam > 0) and np.all(lam[7:] < 1e-10 * lam[0])
-    np.testing.assert_allclose((U * lam) @ U.T, A, atol=1e-8 * np.abs(A).max())
-    np.testing.assert_allclose(lam[:7], np.linalg.eigvalsh(A)[::-1][:7], rtol=1e-8)
-    U0, lam0 = _nystrom(lambda V: -V, 10, 3, np.random.default_rng(1), 1e-16)
-    assert U0.shape == (10, 0) and lam0.size == 0
-
-
-def test_pcg_equals_cholesky_and_its_preconditioner_does_the_work(monkeypatch):
-    """solver="pcg" gives the Cholesky solution (tol=1e-12: 1e-8 relative) in few iterations;
-    the same solve without the preconditioner (rank 0: plain CG) needs several times more,
-    so the iteration count detects a preconditioner that does nothing."""
-    import randfeat.linear as lin
-    X, y, f = _wide(0)
-    ch = RandomFeatureRidge(f, alphas=1.0).fit(X, y)
-    pc = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0).fit(X, y)
-    assert pc.solver_ == "pcg"
-    np.testing.assert_allclose(pc.coef_, ch.coef_, rtol=1e-8, atol=1e-8 * np.abs(ch.coef_).max())
-    np.testing.assert_allclose(pc.intercept_, ch.intercept_, rtol=1e-8, atol=1e-10)
-    monkeypatch.setattr(lin, "_NYSTROM_RANK", 0)
-    plain = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0,
-                               max_iter=20_000).fit(X, y)
-    np.testing.assert_allclose(plain.coef_, ch.coef_, rtol=1e-7,
-                               atol=1e-7 * np.abs(ch.coef_).max())
-    assert pc.n_iter_[0] <= 40 and plain.n_iter_[0] >= 3 * pc.n_iter_[0], (
-        pc.n_iter_, plain.n_iter_)
-
-
-def test_pcg_in_float32_keeps_float32_features_and_the_solution():
-    """gram_dtype="float32": PCG keeps the features in float32 (no float64 copy) and its
-    solution is the float32 Cholesky fit's to the float32 level (1e-4 relative; the float32
-    Cholesky fit is itself that far from the float64 one); classifier, 3 classes, all targets
-    at once."""
-    import randfeat.linear as lin
-    X, y, f = _wide(1)
-    seen = []
-    real = lin._RandomFeatureRidgeBase._pcg_features
-
-    def spy(self, X):
-        seen.append(real(self, X))
-        return seen[-1]
-
-    yc = np.digitize(y, np.quantile(y, [0.3, 0.7]))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lin._RandomFeatureRidgeBase, "_pcg_features", spy)
-        pc = RandomFeatureRidgeClassifier(f, alphas=1.0, solver="pcg", gram_dtype="float32",
-                                          tol=1e-10, random_state=0).fit(X, yc)
-    assert seen[0].dtype == np.float32 and seen[0].shape == (len(X), 400)
-    ch = RandomFeatureRidgeClassifier(f, alphas=1.0, gram_dtype="float32").fit(X, yc)
-    c64 = RandomFeatureRidgeClassifier(f, alphas=1.0).fit(X, yc)
-    err = np.linalg.norm(pc.coef_ - ch.coef_) / np.linalg.norm(ch.coef_)
-    assert err < 1e-4
-    assert np.linalg.norm(ch.coef_ - c64.coef_) / np.linalg.norm(c64.coef_) < 1e-4
-    assert len(pc.n_iter_) == 3
-    np.testing.assert_array_equal(pc.predict(X), ch.predict(X))
-    # weighted, float32: the fit's peak is the float32 feature matrix plus one float32 chunk
-    # being featurised (1.7x it here); a float64 copy of it (e.g. from a mixed-precision
-    # product with the weights) would add 2x
-    import tracemalloc
-    w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
-    f2 = RandomFourierFeatures(2000, sigma=2.0, random_state=0)
-    tracemalloc.start()
-    try:
-        RandomFeatureRidge(f2, alphas=1.0, solver="pcg", gram_dtype="float32",
-                           random_state=0).fit(X, y, sample_weight=w)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 2.2 * len(X) * 2000 * 4, peak
-
-
-def test_pcg_is_reproducible_and_warm_starts_the_path():
-    """Same random_state: the same bits, whatever n_threads; a grid of alphas shares one
-    preconditioner and warm-starts (validation scores = Cholesky's); too few iterations warn."""
-    X, y, f = _wide(2, n=800, D=200)
-    kw = dict(alphas=[0.1, 1.0, 10.0], solver="pcg", tol=1e-12, random_state=3)
-    a = RandomFeatureRidge(f, n_threads=1, **kw).fit(X, y)
-    b = RandomFeatureRidge(f, n_threads=2, **kw).fit(X, y)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    np.testing.assert_array_equal(a.validation_scores_, b.validation_scores_)
-    ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3).fit(X, y)
-    np.testing.assert_allclose(a.validation_scores_, ch.validation_scores_, rtol=1e-8)
-    # a constant target along a warm-started path: zero weights, no iterations
-    c = RandomFeatureRidge(f, solver="pcg", **{k: v for k, v in kw.items() if k != "solver"}
-                           ).fit(X, np.full(len(X), 2.5))
-    assert not c.coef_.any() and c.intercept_ == pytest.approx(2.5) and c.n_iter_[0] == 0
-    with pytest.warns(RuntimeWarning, match="PCG did not converge"):
-        RandomFeatureRidge(f, alphas=1e-6, solver="pcg", max_iter=2, random_state=0).fit(X, y)

@@ -8,8 +8,11 @@ import pytest
 from _tiny_data import write_tiny_data
 
 from paper_figures import __main__ as cli
-from paper_figures import _common as C
-from paper_figures import rr07_table1
+from paper_figures import _data, _metrics, rr07_table1
+from paper_figures._data import RobustPreprocessor
+from paper_figures._features import derive_seed
+from paper_figures._metrics import bootstrap_se, rmse, rr_error
+from paper_figures._output import fmt
 
 
 @pytest.fixture(scope="module")
@@ -110,16 +113,16 @@ def test_verdicts(tmp_path):
     assert cells_f[7] == "met" and cells_f[11] == "20x; 13x" and cells_f[12] == "met / met"
     assert cells_b[7] == "NOT met" and cells_b[11] == "6x; 18x"
     assert cells_b[12] == "NOT met / met"
-    assert cells_f[6] == C.fmt(3.2 / 3.6, 2)
+    assert cells_f[6] == fmt(3.2 / 3.6, 2)
     assert "edge of the searched grid" in cells_b[-2] and "edge" not in cells_f[-2]
 
 
 def test_metrics():
-    assert C.rr_error("regression", [3.0, 4.0], [3.0, 4.0]) == 0.0
-    assert C.rr_error("regression", [3.0, 4.0], [0.0, 0.0]) == pytest.approx(100.0)
-    assert C.rr_error("binary", [1, -1, 1, 1], [1, 1, 1, 1]) == 25.0
-    assert C.rmse([0.0, 0.0], [3.0, 4.0]) == pytest.approx(np.sqrt(12.5))
-    assert C.derive_seed(0, "a", 1) == C.derive_seed(0, "a", 1) != C.derive_seed(1, "a", 1)
+    assert rr_error("regression", [3.0, 4.0], [3.0, 4.0]) == 0.0
+    assert rr_error("regression", [3.0, 4.0], [0.0, 0.0]) == pytest.approx(100.0)
+    assert rr_error("binary", [1, -1, 1, 1], [1, 1, 1, 1]) == 25.0
+    assert rmse([0.0, 0.0], [3.0, 4.0]) == pytest.approx(np.sqrt(12.5))
+    assert derive_seed(0, "a", 1) == derive_seed(0, "a", 1) != derive_seed(1, "a", 1)
 
 
 def test_cache_key_ignores_where_the_cache_lives():
@@ -136,11 +139,11 @@ def test_bootstrap_se_and_noise():
     resamples its relative error has sd ~ 3 % here, so 12 % is a ~4-sigma band (fixed seeds)."""
     rng = np.random.default_rng(3)
     y, pred = rng.normal(size=2000), np.zeros(2000)
-    se = C.bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
+    se = bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
     assert se == pytest.approx(1 / np.sqrt(2000), rel=0.12)
-    assert se == C.bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
-    assert C.noise(0.1, 0.3) == 0.3 and C.noise(float("nan"), 0.2) == 0.2
-    assert C.noise(0.1, None) == 0.1 and C.noise(float("nan"), None) == 0.0
+    assert se == bootstrap_se(lambda a, b: float(np.mean(a - b)), y, pred, seed=1)
+    assert _metrics.noise(0.1, 0.3) == 0.3 and _metrics.noise(float("nan"), 0.2) == 0.2
+    assert _metrics.noise(0.1, None) == 0.1 and _metrics.noise(float("nan"), None) == 0.0
 
 
 def test_bad_target_is_rejected(capsys):
@@ -159,7 +162,7 @@ def test_robust_preprocessor():
     normal = rng.normal(5.0, 2.0, n)                         # symmetric: standardised only
     negative = rng.lognormal(0.0, 2.0, n) - 1.0              # skewed but has negatives: no log
     X = np.c_[binary, counts, normal, negative]
-    pp = C.RobustPreprocessor().fit(X)
+    pp = RobustPreprocessor().fit(X)
     np.testing.assert_array_equal(pp.binary_, [True, False, False, False])
     np.testing.assert_array_equal(pp.log_, [False, True, False, False])
     Z = pp.transform(X)
@@ -178,7 +181,7 @@ def test_robust_preprocessor():
 
 def test_prepare_rejects_unknown_preprocessing(tiny):
     with pytest.raises(ValueError, match="preprocess must be one of"):
-        C.prepare("cpu_act", tiny, preprocess="whiten")
+        _data.prepare("cpu_act", tiny, preprocess="whiten")
 
 
 def test_refresh_recomputes_the_per_row_caches(tiny, tmp_path, capsys):

@@ -159,7 +159,7 @@ def test_overflowing_projections_raise(dtype):
     ests = [RandomFourierFeatures(64, features=f, random_state=0) for f in ("paired", "phase")]
     ests += [Fastfood(64, features=f, random_state=0) for f in ("paired", "phase")]
     if dtype == np.float64:  # FastfoodFFT computes in float64: float32's maxima do not overflow
-        from randfeat._fastfood_fft import FastfoodFFT
+        from paper_figures._fastfood_fft import FastfoodFFT
         ests += [FastfoodFFT(64, features=f, random_state=0) for f in ("paired", "phase")]
     for est in ests:
         est.fit(X0)

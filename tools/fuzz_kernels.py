@@ -170,7 +170,7 @@ def fuzz_rff(examples):
             ref = s * np.hstack([np.cos(P), np.sin(P)])
             Pw = np.abs(np.hstack([P, P]))
         else:
-            b = est.random_offset_.astype(dtype)
+            b = est.offsets_.astype(dtype)
             arg = P + b.astype(np.float64)
             if dtype == np.float32:  # small arguments add in float (per element)
                 small = np.abs(P.astype(np.float32)) + 6.3 <= 8192

@@ -37,7 +37,7 @@ import tarfile
 
 names = [n.split("/", 1)[1] for n in tarfile.open(sys.argv[1]).getnames() if "/" in n]
 for need in ("LICENSE", "pyproject.toml", "setup.py", "randfeat/__init__.py",
-             "randfeat/_lib/src/fwht.h", "docs/THEORY.md"):
+             "randfeat/_lib/src/fwht.h", "docs/theory/index.md"):
     assert need in names, f"sdist lacks {need}"
 for leak in ("tests/", "analysis/", "paper_figures/", "benchmarks/"):
     assert not any(n.startswith(leak) for n in names), f"sdist ships {leak} (it cannot run there)"
@@ -74,6 +74,12 @@ for name in ("matplotlib", "tqdm"):
 meta = md.metadata("randfeat")
 assert meta["License-Expression"] == "BSD-3-Clause", meta["License-Expression"]
 assert "LICENSE" in (meta.get_all("License-File") or []), meta.get_all("License-File")
+assert meta["Author"] == "the randfeat developers", meta["Author"]
+classifiers = meta.get_all("Classifier") or []
+assert "Programming Language :: Cython" in classifiers and \
+    "Intended Audience :: Science/Research" in classifiers, classifiers
+assert not any(c.startswith("License ::") for c in classifiers), "licence classifier beside the " \
+    "PEP 639 expression"
 assert md.version("randfeat") == randfeat.__version__, (md.version("randfeat"),
                                                        randfeat.__version__)
 X = np.random.default_rng(0).standard_normal((64, 8))

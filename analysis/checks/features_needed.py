@@ -166,7 +166,7 @@ def run(params, seed, progress=None):
         if sigma is None:
             sigma = float(np.median(dist[np.triu_indices(len(S), 1)]))
         diam = float(dist.max())
-        ex = ExactKernelRidge("gaussian", sigma=sigma, alphas=ALPHAS,
+        ex = ExactKernelRidge("gaussian", sigma=sigma, alphas=ALPHAS, alpha_scale="mean",
                               random_state=mc.random_state_of(data_ss)).fit(Xtr, Ytr)
         lam = float(ex.alpha_)
         e_exact = test_error(ex.predict(Xte), Yte, task)

@@ -73,13 +73,15 @@ def run(params, seed, progress=None):
     X, y, Xt = make_data(params["grid"], params["n_test"], np.random.default_rng(data_ss))
     out = []
     for lam in params["lambdas"]:
-        f = ExactKernelRidge("gaussian", sigma=SIGMA, alphas=lam).fit(X, y).predict(Xt)
+        f = ExactKernelRidge("gaussian", sigma=SIGMA, alphas=lam, alpha_scale="mean").fit(
+            X, y).predict(Xt)
         scale = float(np.sqrt(np.mean((f - f.mean()) ** 2)))
         # the limit a map with a wrong bandwidth converges to: exact ridge at sigma (1 + e) or
         # sigma / (1 + e); its distance to f (the smaller of the two) is the bias floor such a
         # map leaves (for the power statement)
         bw = [min(float(np.sqrt(np.mean((ExactKernelRidge("gaussian", sigma=SIGMA * c,
-                                                            alphas=lam).fit(X, y).predict(Xt)
+                                                            alphas=lam, alpha_scale="mean")
+                                           .fit(X, y).predict(Xt)
                                          - f) ** 2))) / scale for c in (1 + e, 1 / (1 + e)))
               for e in BW_GRID]
         per = []

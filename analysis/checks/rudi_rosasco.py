@@ -150,7 +150,8 @@ def run(params, seed, progress=None):
         r = np.random.default_rng(ss)
         X = r.uniform(-1, 1, (max(ns), 2))
         y = gauss(X, C) @ a + NOISE * r.standard_normal(max(ns))
-        e0 = [float(np.mean((ExactKernelRidge("gaussian", sigma=SIGMA, alphas=n ** -0.5)
+        e0 = [float(np.mean((ExactKernelRidge("gaussian", sigma=SIGMA, alphas=n ** -0.5,
+                                              alpha_scale="mean")
                              .fit(X[:n], y[:n]).predict(Xt) - ft) ** 2)) for n in ns]
         seeds = mc.seed_sequences(seed, NAME, "maps", k, n=params["R"])
         mc.check_distinct(seeds)

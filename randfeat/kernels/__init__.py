@@ -32,22 +32,22 @@ One hierarchy (:class:`ShiftInvariantKernel` at the root) and one registry of na
 capability flags say which maps can use a kernel: ``spectral`` (random Fourier features),
 ``isotropic`` (Fastfood), ``binnable`` (random binning: separable, convex profile).
 
-=========================  ============================================  ============  ========
-class (name)               :math:`k(\Delta)`                             :math:`\omega \sim p`  maps
-=========================  ============================================  ============  ========
-GaussianKernel             :math:`\exp(-\|\Delta\|_2^2/(2\sigma^2))`     N(0, σ⁻²I)    RFF, FF
+========================= ============================================== ================= ====
+class (name)              :math:`k(\Delta)`                              frequency law     maps
+========================= ============================================== ================= ====
+GaussianKernel            :math:`\exp(-\|\Delta\|_2^2/(2\sigma^2))`      N(0, σ⁻²I)        RFF, FF
 ("gaussian", "rbf")
-LaplacianKernel            :math:`\exp(-\|\Delta\|_1/\sigma)`            Cauchy(0,1/σ) RFF, bin
+LaplacianKernel           :math:`\exp(-\|\Delta\|_1/\sigma)`             Cauchy(0,1/σ)     RFF, bin
 ("laplacian")
-CauchyKernel ("cauchy")    :math:`\prod_j 1/(1+\Delta_j^2/\sigma^2)`     Laplace       RFF
-MaternKernel ("matern")    Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ    Student-t     RFF, FF
-BallSumKernel ("ballsum")  :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t`  |ξ_1+…+ξ_t|/σ RFF, FF
-InversePowerBinningKernel  :math:`\prod_j (1 + |\Delta_j|/\sigma)^{-a}`     —             bin
+CauchyKernel ("cauchy")   :math:`\prod_j 1/(1+\Delta_j^2/\sigma^2)`      Laplace           RFF
+MaternKernel ("matern")   Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ     Student-t         RFF, FF
+BallSumKernel ("ballsum") :math:`[\Gamma(d/2+1)(2/r)^{d/2}J_{d/2}(r)]^t` ``|ξ_1+…+ξ_t|/σ`` RFF, FF
+InversePowerBinningKernel :math:`\prod_j (1 + |\Delta_j|/\sigma)^{-a}`   —                 bin
 ("inverse_power")
-StretchedExponential...    :math:`\prod_j \exp(-(|\Delta_j|/\sigma)^q)`    —             bin
+StretchedExponential...   :math:`\prod_j \exp(-(|\Delta_j|/\sigma)^q)`   —                 bin
 ("stretched_exponential")
-CustomBinningKernel        user pitch law                                —             bin
-=========================  ============================================  ============  ========
+CustomBinningKernel       user pitch law                                 —                 bin
+========================= ============================================== ================= ====
 
 A kernel given **by name** takes the estimator's ``sigma``; a kernel **instance** carries its
 own ``sigma``, and giving both is an error (see :func:`get_kernel`).
@@ -79,9 +79,6 @@ from randfeat.kernels._spectral import (
     MaternKernel,
 )
 
-#: The former name of the binning Laplacian: it is the one :class:`LaplacianKernel`.
-LaplacianBinningKernel = LaplacianKernel
-
 __all__ = [
     "KERNEL_NAMES",
     "BallSumKernel",
@@ -90,7 +87,6 @@ __all__ = [
     "CustomBinningKernel",
     "GaussianKernel",
     "InversePowerBinningKernel",
-    "LaplacianBinningKernel",
     "LaplacianKernel",
     "MaternKernel",
     "ShiftInvariantKernel",
