@@ -12,34 +12,32 @@ from analysis import montecarlo as mc
 from analysis import plots, power, rmt, stats
 
 NAME = "effective_ridge"
-TITLE = ("Effective ridge: the mean RF ridge predictor at lambda is exact kernel ridge at "
-         "lambda-tilde > lambda (Jacot et al.), not at lambda")
+TITLE = ("Effective ridge: the mean RF ridge predictor at lambda is exact kernel ridge at lambda-"
+         "tilde > lambda (Jacot et al.), not at lambda")
 CLAIM = ("Jacot, Simsek, Spadaro, Hongler & Gabriel (ICML 2020): for P random features of "
          "covariance kernel K, n data points and ridge lambda, the average (over the features) RF "
-         "ridge predictor is close to kernel ridge regression with the effective ridge "
-         "lambda-tilde, the unique positive solution of lambda-tilde = lambda + (lambda-tilde / "
-         "P) sum_i d_i / (lambda-tilde + d_i), d_i the eigenvalues of K / n; lambda-tilde > "
-         "lambda and decreases to lambda as P grows; the gap between the two predictors is of "
-         "order 1/P.")
+         "ridge predictor is close to kernel ridge regression with the effective ridge lambda-"
+         "tilde, the unique positive solution of lambda-tilde = lambda + (lambda-tilde / P) sum_i "
+         "d_i / (lambda-tilde + d_i), d_i the eigenvalues of K / n; lambda-tilde > lambda and "
+         "decreases to lambda as P grows; the gap between the two predictors is of order 1/P.")
 SOURCE = ("Jacot, Simsek, Spadaro, Hongler & Gabriel, 'Implicit Regularization of Random Feature "
           "Models', ICML 2020 (arXiv:2002.08404), the effective ridge and its approximation "
           "theorem; docs/theory/learning_curve.md; issue 33")
-DESIGN = ("A fixed training set: n rows of a two-class Gaussian mixture in p = n/2 dimensions "
-          "(y = +-1), normalised to mean squared norm 1, and n_test held-out rows; Gaussian "
-          "kernel sigma = 1.  For each P in the grid, R independently seeded "
-          "randfeat.RandomFeatureRidge(RandomFourierFeatures(P, features='phase'), alphas="
-          "lambda, alpha_scale='mean', fit_intercept=False) fits (P i.i.d. features of "
-          "covariance K, as in the paper); their mean predictor m on the held-out rows is "
-          "compared with randfeat.ExactKernelRidge(alphas=lambda-tilde) and with "
+DESIGN = ("A fixed training set: n rows of a two-class Gaussian mixture in p = n/2 dimensions (y ="
+          " +-1), normalised to mean squared norm 1, and n_test held-out rows; Gaussian kernel "
+          "sigma = 1.  For each P in the grid, R independently seeded "
+          "randfeat.RandomFeatureRidge(RandomFourierFeatures(P, features='phase'), alphas=lambda, "
+          "alpha_scale='mean', fit_intercept=False) fits (P i.i.d. features of covariance K, as in"
+          " the paper); their mean predictor m on the held-out rows is compared with "
+          "randfeat.ExactKernelRidge(alphas=lambda-tilde, alpha_scale='mean') and with "
           "ExactKernelRidge(alphas=lambda), lambda-tilde from analysis.rmt.effective_ridge on the "
-          "eigenvalues of K / n.  Statistic: the unbiased estimate of the squared bias |E m - "
-          "f|^2 / |f|^2 (the U-statistic over pairs of distinct replicates, which removes the "
-          "Monte Carlo noise of m), its standard error by the jackknife over replicates.  "
-          "Verdict (Bonferroni over the P grid): fail when the bias against KRR(lambda-tilde) "
-          "exceeds (GAP_C / P)^2 + z se (the paper's gap is O(1/P); GAP_C = 4, above the "
-          "P x gap <= 2.4 measured with 400 draws); vacuous when KRR(lambda) is not also "
-          "rejected at some P (no power); fail if lambda-tilde <= lambda or does not decrease "
-          "in P.")
+          "eigenvalues of K / n.  Statistic: the unbiased estimate of the squared bias |E m - f|^2"
+          " / |f|^2 (the U-statistic over pairs of distinct replicates, which removes the Monte "
+          "Carlo noise of m), its standard error by the jackknife over replicates.  Verdict "
+          "(Bonferroni over the P grid): fail when the bias against KRR(lambda-tilde) exceeds "
+          "(GAP_C / P)^2 + z se (the paper's gap is O(1/P); GAP_C = 4, above the P x gap <= 2.4 "
+          "measured with 400 draws); vacuous when KRR(lambda) is not also rejected at some P (no "
+          "power); fail if lambda-tilde <= lambda or does not decrease in P.")
 COST = 1
 ALPHA = 1e-3
 GAP_C = 4.0  # relative RMS gap allowed between E m and KRR(lambda-tilde): GAP_C / P (O(1/P))
@@ -74,7 +72,7 @@ def exact(X, y, Xt, alphas):
     import randfeat
 
     m = randfeat.ExactKernelRidge("gaussian", sigma=1.0, alphas=float(alphas[0]),
-                                  fit_intercept=False).fit(X, y)
+                                  alpha_scale="mean", fit_intercept=False).fit(X, y)
     return m.predict_path(Xt, alphas=np.asarray(alphas, float))
 
 

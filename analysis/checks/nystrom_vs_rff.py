@@ -16,26 +16,25 @@ TITLE = ("Nystrom vs RFF: with an eigengap Nystrom's predictor error falls at le
          "RFF's like 1/sqrt(m)")
 CLAIM = ("Yang, Li, Mahdavi, Jin & Zhou (NIPS 2012, Thms 1-2): the error of ridge regression on m "
          "random Fourier features relative to exact kernel ridge falls like 1/sqrt(m) (a Monte "
-         "Carlo average of m frequencies), while with a large gap in the kernel's eigenvalues "
-         "the Nystrom method with m landmarks reaches O(1/m); without a gap Nystrom's guarantee "
-         "is also of order 1/sqrt(m).")
+         "Carlo average of m frequencies), while with a large gap in the kernel's eigenvalues the "
+         "Nystrom method with m landmarks reaches O(1/m); without a gap Nystrom's guarantee is "
+         "also of order 1/sqrt(m).")
 SOURCE = ("Yang, Li, Mahdavi, Jin & Zhou, 'Nystrom Method vs Random Fourier Features: A "
-          "Theoretical and Empirical Comparison', NIPS 2012; docs/theory/learning_curve.md; "
-          "issue 33")
-DESIGN = ("Gaussian kernel sigma = 1, n training and 200 test points in d = 3, y = sin 2x_1 + "
-          "cos x_2 + x_3 + N(0, 0.1^2): 'gap' = 8 Gaussian clusters (spread 0.3) at the corners "
-          "of [-4, 4]^3 (8 large eigenvalues, then a drop by an order of magnitude), 'no gap' = "
-          "uniform "
-          "in [-1, 1]^3 with sigma = 0.3 (a smooth decay).  For each m, R independently seeded "
-          "randfeat.RandomFeatureRidge(map, alphas=1e-3, alpha_scale='mean') with map = "
+          "Theoretical and Empirical Comparison', NIPS 2012; docs/theory/learning_curve.md; issue "
+          "33")
+DESIGN = ("Gaussian kernel sigma = 1, n training and 200 test points in d = 3, y = sin 2x_1 + cos "
+          "x_2 + x_3 + N(0, 0.1^2): 'gap' = 8 Gaussian clusters (spread 0.3) at the corners of "
+          "[-4, 4]^3 (8 large eigenvalues, then a drop by an order of magnitude), 'no gap' = "
+          "uniform in [-1, 1]^3 with sigma = 0.3 (a smooth decay).  For each m, R independently "
+          "seeded randfeat.RandomFeatureRidge(map, alphas=1e-3, alpha_scale='mean') with map = "
           "randfeat.RandomFourierFeatures(m) or randfeat.Nystroem(m) against "
-          "randfeat.ExactKernelRidge(alphas=1e-3): r = RMS over the test points of (f_m - f) / "
-          "RMS(f - mean f).  Rate: weighted least-squares slope of log mean r^2 / 2 on log m "
-          "(delta-method se from the replicates).  Verdict (Bonferroni): RFF slope within [-0.5 "
-          "- 0.35, -0.5 + 0.15] + z se on both data (the Monte Carlo law, steeper before its "
-          "asymptote); Nystrom with the gap at most -1 + z se (at least 1/m) and below the RFF "
-          "slope by 0.5 or more; the no-gap Nystrom slope is reported (context).  Skipped when "
-          "randfeat has no Nystroem.")
+          "randfeat.ExactKernelRidge(alphas=1e-3, alpha_scale='mean'): r = RMS over the test "
+          "points of (f_m - f) / RMS(f - mean f).  Rate: weighted least-squares slope of log mean "
+          "r^2 / 2 on log m (delta-method se from the replicates).  Verdict (Bonferroni): RFF "
+          "slope within [-0.5 - 0.35, -0.5 + 0.15] + z se on both data (the Monte Carlo law, "
+          "steeper before its asymptote); Nystrom with the gap at most -1 + z se (at least 1/m) "
+          "and below the RFF slope by 0.5 or more; the no-gap Nystrom slope is reported (context)."
+          "  Skipped when randfeat has no Nystroem.")
 COST = 1.5
 ALPHA = 1e-3
 LAM = 1e-3
@@ -91,12 +90,13 @@ def run(params, seed, progress=None):
     for name in ("gap", "no gap"):
         rng = np.random.default_rng(mc.seed_sequences(seed, NAME, name, "data", n=1)[0])
         X, y, Xt, sigma = make_data(name, n, rng)
-        f = randfeat.ExactKernelRidge("gaussian", sigma=sigma, alphas=LAM).fit(X, y).predict(Xt)
+        f = randfeat.ExactKernelRidge("gaussian", sigma=sigma, alphas=LAM,
+                                      alpha_scale="mean").fit(X, y).predict(Xt)
         scale = float(np.sqrt(np.mean((f - f.mean()) ** 2)))
         # the limit of a map with a bandwidth error e: exact ridge at sigma / (1 + e)
         bw = [float(np.sqrt(np.mean((randfeat.ExactKernelRidge(
-            "gaussian", sigma=sigma / (1 + e), alphas=LAM).fit(X, y).predict(Xt) - f) ** 2)))
-              / scale for e in BW_GRID]
+            "gaussian", sigma=sigma / (1 + e), alphas=LAM, alpha_scale="mean").fit(X, y)
+            .predict(Xt) - f) ** 2))) / scale for e in BW_GRID]
         eig = np.sort(np.linalg.eigvalsh(randfeat.kernels.GaussianKernel(sigma)(X)))[::-1]
         part = dict(dataset=name, sigma=sigma, eig=eig[:40].tolist(), bw=bw, methods={})
         for meth in methods:
