@@ -48,8 +48,8 @@ EPS0 = 0.1  # bandwidth error at which the equivalent's sensitivity is evaluated
 LAM_TUNE = [1e-2, 1e-1, 3e-1, 1.0, 3.0]
 
 PARAMS = {
-    "smoke": dict(n=64, n_test=128, R=4, ratios=[0.25, 0.5, 1.0, 2.0, 4.0], lambdas=[1e-3, 1e-1],
-                  datasets=["synthetic"]),
+    "smoke": dict(n=120, n_test=240, R=8, ratios=[0.25, 0.5, 0.75, 1.0, 2.0, 4.0],
+                  lambdas=[1e-3, 1e-1], datasets=["synthetic"]),
     "quick": dict(n=160, n_test=320, R=12, ratios=[0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.5, 2.0,
                                                    4.0],
                   lambdas=[1e-3, 1e-1], datasets=["synthetic", "adult"]),

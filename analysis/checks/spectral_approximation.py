@@ -54,7 +54,7 @@ N_BOOT = 300
 N_PAIRS = 12
 
 PARAMS = {
-    "smoke": dict(n=60, lambdas=[1e-1, 1e-3], M=512, M_iid=512, R=4),
+    "smoke": dict(n=60, lambdas=[1.0, 1e-3], M=512, M_iid=2048, R=6),
     "quick": dict(n=100, lambdas=[10.0, 1.0, 1e-1, 1e-2, 1e-3], M=1024, M_iid=2048, R=12),
     "full": dict(n=200, lambdas=[10.0, 1.0, 1e-1, 1e-2, 1e-3, 1e-4], M=2048, M_iid=8192,
                  R=24),
