@@ -527,7 +527,7 @@ def _product_ppf(kernel, u):
 
 
 def _auto_ridge(mu, m):
-    r"""Musco & Musco's ridge (the rule of :class:`randfeat.Nystroem`): the tail
+    r"""Musco & Musco's ridge (the rule of ``randfeat.Nystroem``): the tail
     :math:`\frac1k\sum_{i>k}\mu_i` of the spectrum beyond :math:`k = \lceil m/(4\log m)\rceil`,
     which keeps the statistical dimension below :math:`2k`; at least :math:`10^{-12}\mu_{\max}`."""
     mu = np.sort(mu)[::-1]
@@ -638,7 +638,7 @@ def leverage_frequencies(kernel, n, X, rng, ridge="auto", n_threads=1):
     ridge : float > 0 or "auto"
         :math:`\lambda` in the units of the kernel matrix of the rows (ridge regression with
         :math:`n` rows and per-sample penalty :math:`\alpha`: :math:`\lambda = n\alpha`).
-        ``"auto"``: Musco & Musco's tail rule (:func:`_auto_ridge`, as :class:`randfeat.Nystroem`).
+        ``"auto"``: Musco & Musco's tail rule (:func:`_auto_ridge`, as ``randfeat.Nystroem``).
     n_threads : int
         Unused (the evaluation runs on NumPy's BLAS); kept for the samplers' signature.
 

@@ -162,7 +162,7 @@ default "iid"
         :math:`\lambda` of the leverage density (``sampling="leverage"`` only), in the units of
         the kernel matrix :math:`K` of the fitted rows (:math:`n\alpha` for ridge regression
         with per-sample penalty :math:`\alpha`); "auto": Musco & Musco's rule, as
-        :class:`randfeat.Nystroem`.
+        ``randfeat.Nystroem``.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
