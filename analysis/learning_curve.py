@@ -23,7 +23,7 @@ from unittest import mock
 import numpy as np
 
 __all__ = ["DataMissing", "normalise", "load_real", "ridge_predictions", "scale_frequencies",
-           "scale_alphas", "mixture", "z90"]
+           "scale_alphas", "mixture", "z90", "log_axes"]
 
 
 class DataMissing(RuntimeError):
@@ -34,6 +34,17 @@ def z90():
     from scipy.stats import norm
 
     return float(norm.ppf(0.9))
+
+
+def log_axes(ax, x=True, y=True):
+    """Log scales without minor tick labels on the x axis (they overlap on short ranges)."""
+    from matplotlib.ticker import NullFormatter
+
+    if x:
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if y:
+        ax.set_yscale("log")
 
 
 def normalise(X, Xt):

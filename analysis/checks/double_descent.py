@@ -272,8 +272,7 @@ def plot(res, v):
             ax.plot(ratios, np.maximum(th[i, :, 0], 1e-6), ":", color=c, lw=1)
             ax.plot(ratios, np.maximum(m[i, :, 0], 1e-6), "x", color=c, ms=3)
         ax.axvline(1.0, color="0.5", lw=0.8, ls="--")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        lc.log_axes(ax)
         plots.finish(ax, "2N / n (features / samples)", "MSE",
                      f"{p['dataset']}: test (dots +-2 se, lines) and train (x, dotted)",
                      fontsize=6)

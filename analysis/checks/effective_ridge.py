@@ -232,8 +232,7 @@ def plot(res, v):
         se = np.array([r["se_t" if key == "rel_t" else "se_l"] for r in A["rows"]])
         bx.errorbar(Ps, np.maximum(val, 1e-6), yerr=2 * se, fmt="o-", color=c, ms=3, label=lab)
     bx.plot(Ps, (GAP_C / Ps) ** 2, "k--", lw=1, label=f"tolerance ({GAP_C:g}/P)^2")
-    bx.set_xscale("log")
-    bx.set_yscale("log")
+    lc.log_axes(bx)
     plots.finish(bx, "P (features)", "relative squared bias (± 2 se)",
                  "bias of the mean predictor", fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])

@@ -268,8 +268,7 @@ def plot(res, v):
         r0 = by[(p["dataset"], "rff")]["rms"][0]
         ax.plot(ms, r0 * (ms / ms[0]) ** -0.5, "k:", lw=1, label="1/sqrt(m)")
         ax.plot(ms, r0 * (ms / ms[0]) ** -1.0, "k--", lw=1, label="1/m")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        lc.log_axes(ax)
         plots.finish(ax, "m (features / landmarks)", "RMS(f_m - f_exact) / RMS(f_exact)",
                      f"{p['dataset']} (band: min-max over maps)", fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])

@@ -316,8 +316,7 @@ def plot(res, v):
         ax.plot(ms, np.median(np.asarray(res["leverage"][li]["deltas"]), axis=0), "o-", color=c,
                 ms=3, label=f"lambda={lam:g} (s={res['s_lambda'][li]:.0f})")
     ax.axhline(0.5, color="k", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    lc.log_axes(ax)
     plots.finish(ax, "m (frequencies)", "median Delta", "Delta(m): leverage (solid), iid (dashed)",
                  fontsize=6)
     s = np.array([r["s"] for r in A["rows"]])
@@ -335,8 +334,7 @@ def plot(res, v):
                     label=f"{lab}: > M")
     bx.plot(s, s * np.median([r["lev"][0] / r["s"] for r in A["rows"]
                               if math.isfinite(r["lev"][0])]), "k:", label="c s_lambda")
-    bx.set_xscale("log")
-    bx.set_yscale("log")
+    lc.log_axes(bx)
     plots.finish(bx, "s_lambda = tr K (K + lambda I)^-1", "frequencies for Delta = 1/2",
                  "features needed vs statistical dimension", fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])

@@ -210,8 +210,7 @@ def plot(res, v):
                     ms=3, label="tuned risk (cross-fitted, ±2 se)")
         ax.plot([Ds[-1]] * len(p["shifted"]), p["shifted"], "x", color=plots.COLORS[3],
                 label=f"D={int(Ds[-1])} with bandwidth errors {list(EPS_GRID)}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        lc.log_axes(ax)
         plots.finish(ax, "D (features)", "test MSE",
                      f"{p['dataset']}: tuned risk (grey: fixed penalties)", fontsize=6)
     plots.verdict_title(fig, NAME, v["verdict"])
