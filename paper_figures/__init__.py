@@ -33,4 +33,5 @@ preprocessing), ``_learning`` (learners, timing, bandwidth search), ``_metrics``
 """
 
 TARGETS = ("rr07_table1", "rr07_fig3", "ff13_fig1", "ff13_table1", "ff13_table2", "orf_letter",
-           "orf_fig2", "orf_fig3", "orf_fig4", "features_story")
+           "orf_fig2", "orf_fig3", "orf_fig4", "features_story", "liao20_double_descent",
+           "yang12_nystrom_vs_rff")

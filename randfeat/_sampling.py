@@ -36,6 +36,12 @@ so the estimate is unbiased; the points are negatively dependent, so at low :mat
 error falls faster than :math:`D^{-1/2}`.  Sobol' points are best balanced when their number is
 a power of two.
 
+``"leverage"`` — leverage-weighted random Fourier features (Li, Ton, Oglic & Sejdinovic, JMLR
+2021; Avron et al., ICML 2017), a *data-dependent* sampling (:data:`DATA_SAMPLINGS`,
+:func:`leverage_frequencies`): frequencies are drawn from the ridge leverage density of the
+training rows and every feature carries its importance weight, so the estimate stays exactly
+unbiased.
+
 A sampler returns a float64 array ``(n, d)`` and consumes only the generator it is given, so the
 same ``random_state`` gives the same frequencies (and float32 and float64 fits share them).
 
@@ -53,7 +59,9 @@ import math
 import warnings
 
 import numpy as np
-from scipy import stats
+import scipy.linalg
+import scipy.sparse as sp
+from scipy import special, stats
 from scipy.stats import qmc
 
 from randfeat._lib import _orthogonal as _ok
@@ -67,10 +75,13 @@ from randfeat.kernels import (
     ShiftInvariantKernel,
 )
 
-__all__ = ["SAMPLINGS", "check_frequencies", "frequency_bytes", "haar_orthogonal",
-           "orthogonal_frequencies", "qmc_frequencies", "sample_frequencies"]
+__all__ = ["DATA_SAMPLINGS", "SAMPLINGS", "LEVERAGE_MAX_ROWS", "check_frequencies",
+           "frequency_bytes", "haar_orthogonal", "leverage_frequencies", "orthogonal_frequencies",
+           "qmc_frequencies", "sample_frequencies"]
 
 SAMPLINGS = ("iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton")
+#: samplings that read the training rows (RandomFourierFeatures only; :func:`leverage_frequencies`)
+DATA_SAMPLINGS = ("leverage",)
 
 _RADIAL_OK = "'gaussian', 'matern', 'ballsum' or an isotropic ShiftInvariantKernel instance"
 _QMC_OK = ("'gaussian', 'laplacian', 'cauchy', 'matern' and 'ballsum' with t=1 (instances of "
@@ -478,4 +489,227 @@ def sample_frequencies(kernel, n, d, rng, sampling="iid", n_threads=1):
         return qmc_frequencies(kernel, n, d, rng, method="sobol")
     if sampling == "qmc_halton":
         return qmc_frequencies(kernel, n, d, rng, method="halton")
+    if sampling in DATA_SAMPLINGS:
+        raise ValueError(f"sampling={sampling!r} needs the training rows: use "
+                         "leverage_frequencies(kernel, n, X, rng, ridge) (RandomFourierFeatures"
+                         "(sampling='leverage') calls it at fit)")
     raise ValueError(f"sampling must be one of {list(SAMPLINGS)}, got {sampling!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# leverage-weighted frequencies (data-dependent)
+# ---------------------------------------------------------------------------------------------
+#: rows of X the leverage function is computed from (a seeded uniform subsample beyond)
+LEVERAGE_MAX_ROWS = 1024
+#: cells per coordinate of the quadrature grid (d = 1, 2): equal steps of logit(u) inside
+#: (u_min, 1 - u_min) and one cell for each end
+_QUAD_CELLS = {1: 4096, 2: 96}
+#: size of the pool of the resampling method: clip(16 n, 4096, 65536) draws from p
+_POOL_MIN, _POOL_PER_FREQ, _POOL_MAX = 4096, 16, 1 << 16
+#: frequencies per block of the leverage evaluation (memory rows x block)
+_LEV_BLOCK = 512
+
+
+def _product_ppf(kernel, u):
+    r"""Frequencies of a *product* spectral law from uniforms ``u`` in (0, 1)^d, coordinate by
+    coordinate through the inverse CDF (Gaussian: normal; Laplacian: Cauchy; Cauchy kernel:
+    Laplace), divided by :math:`\sigma`; None for other kernels."""
+    kind = type(kernel)
+    if kind is GaussianKernel:
+        w = special.ndtri(u)
+    elif kind is LaplacianKernel:
+        w = np.tan(np.pi * (u - 0.5))
+    elif kind is CauchyKernel:
+        w = -np.sign(u - 0.5) * np.log1p(-2.0 * np.abs(u - 0.5))
+    else:
+        return None
+    return w / kernel.sigma
+
+
+def _auto_ridge(mu, m):
+    r"""Musco & Musco's ridge (the rule of ``randfeat.Nystroem``): the tail
+    :math:`\frac1k\sum_{i>k}\mu_i` of the spectrum beyond :math:`k = \lceil m/(4\log m)\rceil`,
+    which keeps the statistical dimension below :math:`2k`; at least :math:`10^{-12}\mu_{\max}`."""
+    mu = np.sort(mu)[::-1]
+    k = max(1, math.ceil(m / (4.0 * math.log(max(m, 3)))))
+    tail = float(mu[k:].sum()) / k if k < mu.size else 0.0
+    return max(tail, 1e-12 * float(mu[0]) if mu.size else 1e-12, 1e-300)
+
+
+class _Leverage:
+    r"""The ridge leverage function of the frequencies for the rows ``X`` (r x d):
+
+    .. math:: \tau_\lambda(\omega) = p(\omega)\,L(\omega),\qquad
+              L(\omega) = c_\omega^\top (K + \lambda I)^{-1} c_\omega
+                        + s_\omega^\top (K + \lambda I)^{-1} s_\omega,
+
+    :math:`c_\omega = \cos(X\omega)`, :math:`s_\omega = \sin(X\omega)`, :math:`K` the Gram
+    matrix of the rows.  :math:`\int \tau_\lambda = \operatorname{tr} K (K + \lambda I)^{-1}
+    = s_\lambda`, the statistical dimension.  ``L`` is evaluated as
+    :math:`\lVert B^\top c_\omega\rVert^2 + \lVert B^\top s_\omega\rVert^2` with
+    :math:`B = U(\Lambda + \lambda)^{-1/2}` from the eigendecomposition :math:`K = U\Lambda U^\top`.
+    """
+
+    def __init__(self, kernel, X, ridge, m):
+        K = kernel(X)
+        mu, U = scipy.linalg.eigh(K, check_finite=False)
+        mu = np.clip(mu, 0.0, None)
+        self.ridge = _auto_ridge(mu, m) if isinstance(ridge, str) else float(ridge)
+        self.statistical_dimension = float(np.sum(mu / (mu + self.ridge)))
+        self.B = U / np.sqrt(mu + self.ridge)[None, :]
+        self.X = X
+
+    def __call__(self, W):
+        out = np.empty(W.shape[0])
+        for a in range(0, W.shape[0], _LEV_BLOCK):
+            P = self.X @ W[a:a + _LEV_BLOCK].T
+            T = self.B.T @ np.cos(P)
+            L = np.einsum("ij,ij->j", T, T)
+            T = self.B.T @ np.sin(P)
+            out[a:a + _LEV_BLOCK] = L + np.einsum("ij,ij->j", T, T)
+        return out
+
+
+def _quadrature_edges(g, lev, rows):
+    r"""Cell edges on [0, 1] in the CDF coordinate ``u``: one cell :math:`[0, u_0]`, ``g - 2``
+    cells of equal width in :math:`\operatorname{logit} u` on :math:`[u_0, 1 - u_0]`, one cell
+    :math:`[1 - u_0, 1]`.  :math:`u_0 = 10^{-3} s_\lambda\lambda / r` bounds the leverage mass
+    of each end cell (where :math:`L \le r/\lambda`) by :math:`10^{-3} s_\lambda`; logit steps
+    follow the tails of the spectral law (steps in :math:`\omega` shrinking like
+    :math:`1/|\omega|` for the Gaussian, geometric for the Cauchy law), where the leverage
+    density of a small ridge lives."""
+    u0 = min(max(1e-3 * lev.statistical_dimension * lev.ridge / rows, 1e-15), 0.05)
+    t = np.linspace(math.log(u0 / (1 - u0)), math.log((1 - u0) / u0), g - 1)
+    return np.concatenate([[0.0], special.expit(t), [1.0]])
+
+
+def _draw_cells(prob, n, rng):
+    """``n`` indices drawn with replacement with probabilities ``prob`` (inverse CDF of one
+    ``rng.random(n)`` call)."""
+    cum = np.cumsum(prob)
+    return np.minimum(np.searchsorted(cum / cum[-1], rng.random(n), side="right"), prob.size - 1)
+
+
+def leverage_frequencies(kernel, n, X, rng, ridge="auto", n_threads=1):
+    r"""``n`` frequencies drawn from the ridge leverage density of the rows ``X``, and their
+    importance weights (Li, Ton, Oglic & Sejdinovic, JMLR 2021, §4; Avron et al., ICML 2017).
+
+    The leverage density is :math:`q(\omega) = p(\omega) L(\omega) / s_\lambda` with
+    :math:`L(\omega) = c_\omega^\top (K+\lambda I)^{-1} c_\omega + s_\omega^\top (K+\lambda
+    I)^{-1} s_\omega` (see :class:`_Leverage`), :math:`p` the kernel's spectral law and
+    :math:`s_\lambda = \operatorname{tr}K(K+\lambda I)^{-1}`.  A frequency drawn from a law
+    :math:`\tilde q` gets the weight :math:`w = p(\omega)/\tilde q(\omega)`: the weighted features
+    :math:`\sqrt{w_j/m}\,[\cos\omega_j^\top x, \sin\omega_j^\top x]` give
+    :math:`\mathbb E\,z(x)^\top z(y) = \mathbb E_{\tilde q}[w\cos\omega^\top(x-y)] = k(x-y)`
+    exactly, whatever :math:`\tilde q` (as long as it covers the support of :math:`p`), and
+    :math:`\operatorname{Var} = (\mathbb E_{\tilde q}[w^2\cos^2\omega^\top\Delta] - k^2)/m`.
+
+    Two laws :math:`\tilde q`:
+
+    * ``"quadrature"`` (d = 1 or 2 and a product spectral law: Gaussian, Laplacian, Cauchy
+      kernels).  In the coordinates :math:`u = F(\omega\sigma) \in (0, 1)^d` (the CDF of the
+      spectral law per coordinate) the leverage density is :math:`L(\omega(u))/s_\lambda`; it is
+      tabulated at the centres of a grid of cells (4096 cells for d = 1, 96 x 96 for d = 2,
+      equal steps of :math:`\operatorname{logit} u` and two end cells, see
+      :func:`_quadrature_edges`; the midpoint rule gives :math:`\tilde s_\lambda =
+      \sum_c L(\text{centre}_c)|c|`) and sampled exactly from its piecewise-constant version:
+      a cell with probability proportional to :math:`L(\text{centre}_c)|c|`, a uniform point
+      :math:`u` in it, :math:`\omega = F^{-1}(u)/\sigma`.  The weight is
+      :math:`w = \tilde s_\lambda / L(\text{centre})`, the inverse of that density: exactly
+      unbiased, and the law is the leverage density up to the midpoint rule.
+    * ``"pool"`` (any other case).  A pool of :math:`M` = clip(16 n, 4096, 65536) frequencies
+      :math:`\omega_i \sim p`; :math:`n` of them drawn with replacement with probabilities
+      :math:`L_i/\sum L`, weight :math:`w_i = \bar L / L_i` (:math:`\bar L` the pool mean).
+      Given the pool, :math:`\mathbb E[w\cos\omega^\top\Delta] = \frac1M\sum_i
+      \cos\omega_i^\top\Delta`, whose mean over the pool is :math:`k(\Delta)`: exactly unbiased;
+      the law approximates the leverage density as :math:`M` grows.
+
+    Parameters
+    ----------
+    kernel : ShiftInvariantKernel
+        A kernel with a spectral sampler.
+    n : int
+        Number of frequencies.
+    X : ndarray or sparse matrix of shape (n_rows, d)
+        The training rows (at most :data:`LEVERAGE_MAX_ROWS` are used: beyond, a uniformly
+        random subsample of that many rows, drawn first from ``rng``, with the ridge scaled by
+        ``LEVERAGE_MAX_ROWS / n_rows`` so that the ridge per row is kept).
+    rng : numpy.random.Generator
+    ridge : float > 0 or "auto"
+        :math:`\lambda` in the units of the kernel matrix of the rows (ridge regression with
+        :math:`n` rows and per-sample penalty :math:`\alpha`: :math:`\lambda = n\alpha`).
+        ``"auto"``: Musco & Musco's tail rule (:func:`_auto_ridge`, as ``randfeat.Nystroem``).
+    n_threads : int
+        Unused (the evaluation runs on NumPy's BLAS); kept for the samplers' signature.
+
+    Returns
+    -------
+    W : ndarray of float64, shape (n, d)
+    weights : ndarray of float64, shape (n,)
+        :math:`p/\tilde q` at each frequency (> 0; mean 1 in expectation).
+    info : dict
+        ``ridge`` (the :math:`\lambda` used, in the units of the rows used),
+        ``statistical_dimension`` (:math:`s_\lambda`, exact, from the eigenvalues),
+        ``quadrature_statistical_dimension`` (:math:`\tilde s_\lambda`, quadrature only),
+        ``method`` ("quadrature" or "pool"), ``rows`` (rows used).
+
+    Notes
+    -----
+    Cost: the eigendecomposition of the :math:`r \times r` Gram matrix (:math:`r \le 1024`
+    rows) and :math:`2r^2` flops per evaluated frequency (1024 or 4096 cells, or the pool).
+    Random stream, in order: the row subsample (only when there are more rows), the pool (pool
+    method), the ``n`` cell/pool choices (one ``rng.random(n)``), the ``n x d`` positions in the
+    cells (quadrature).  The choices read cumulative probabilities computed with NumPy's BLAS,
+    so a different BLAS or thread count may (rarely) move a draw across a cell boundary.
+    """
+    n = int(n)
+    if sp.issparse(X):
+        X = X.tocsr()
+    n_rows, d = X.shape
+    if n_rows < 1:
+        raise ValueError("sampling='leverage' needs at least one training row, got 0")
+    if not isinstance(ridge, str) and not (np.isfinite(ridge) and ridge > 0):
+        raise ValueError(f"sampling='leverage': ridge must be a number > 0 or 'auto', got "
+                         f"{ridge!r}")
+    rows = min(n_rows, LEVERAGE_MAX_ROWS)
+    check_allocation(8 * (4 * rows * rows + 6 * rows * _LEV_BLOCK + 2 * _POOL_MAX * d),
+                     f"the leverage function of {rows} rows (Gram matrix, eigenvectors, "
+                     "blocks of projections)", f"n_rows={n_rows}",
+                     func="leverage_frequencies", fix="pass fewer rows")
+    if n_rows > rows:
+        idx = np.sort(rng.choice(n_rows, rows, replace=False))
+        Xs = X[idx]
+        if not isinstance(ridge, str):
+            ridge = ridge * rows / n_rows
+    else:
+        Xs = X
+    Xs = np.asarray(Xs.toarray() if sp.issparse(Xs) else Xs, dtype=np.float64)
+    lev = _Leverage(kernel, Xs, ridge, max(n, 1))
+    info = dict(ridge=lev.ridge, statistical_dimension=lev.statistical_dimension, rows=rows,
+                quadrature_statistical_dimension=None)
+    if d <= 2 and _product_ppf(kernel, np.full(1, 0.5)) is not None:
+        edges = _quadrature_edges(_QUAD_CELLS[d], lev, rows)
+        mid, width = 0.5 * (edges[1:] + edges[:-1]), np.diff(edges)
+        if d == 1:
+            centres, vol = mid[:, None], width
+        else:
+            centres = np.stack(np.meshgrid(mid, mid, indexing="ij"), -1).reshape(-1, 2)
+            vol = np.outer(width, width).ravel()
+        Lc = lev(_product_ppf(kernel, centres))
+        s_quad = float(np.dot(Lc, vol))
+        k = _draw_cells(Lc * vol, n, rng)
+        g = width.size
+        ij = np.stack(np.unravel_index(k, (g,) * d), -1)
+        u = edges[ij] + rng.random((n, d)) * width[ij]
+        W = _product_ppf(kernel, np.clip(u, _TINY, 1.0 - _TINY))
+        weights = s_quad / Lc[k]
+        info.update(method="quadrature", quadrature_statistical_dimension=s_quad)
+    else:
+        M = int(min(max(_POOL_PER_FREQ * n, _POOL_MIN), _POOL_MAX))
+        pool = kernel.sample(M, d, rng)
+        Lp = lev(pool)
+        k = _draw_cells(Lp, n, rng)
+        W = np.ascontiguousarray(pool[k])
+        weights = float(Lp.mean()) / Lp[k]
+        info.update(method="pool")
+    return np.ascontiguousarray(W, dtype=np.float64), weights, info

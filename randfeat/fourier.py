@@ -14,7 +14,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from randfeat._base import RandomFeaturesBase, _odd_paired
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
-from randfeat._sampling import SAMPLINGS, check_frequencies, sample_frequencies
+from randfeat._sampling import (
+    DATA_SAMPLINGS,
+    SAMPLINGS,
+    check_frequencies,
+    leverage_frequencies,
+    sample_frequencies,
+)
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -153,6 +159,18 @@ default "iid"
         ``"qmc_sobol"`` / ``"qmc_halton"``: scrambled Sobol' / Halton points through the inverse
         CDF of the spectral law (Yang et al., ICML 2014); Gaussian, Laplacian, Cauchy, Matérn,
         ball-sum with t = 1.  The phase offsets of ``features="phase"`` stay iid uniform.
+        ``"leverage"``: leverage-weighted RFF (Li, Ton, Oglic & Sejdinovic, JMLR 2021), drawn
+        from the ridge leverage density of the rows of ``X`` at fit (``ridge``), each feature
+        times :math:`\sqrt{w_j}`, :math:`w_j = p(\omega_j)/q(\omega_j)` its importance weight
+        (``frequency_weights_``), so the estimate stays exactly unbiased; exact leverage
+        density by quadrature for d <= 2 and the Gaussian, Laplacian or Cauchy kernel, a
+        resampled pool otherwise (:func:`randfeat._sampling.leverage_frequencies`).  Not with a
+        dask array at fit (the density needs the rows).
+    ridge : float or "auto", default "auto"
+        :math:`\lambda` of the leverage density (``sampling="leverage"`` only), in the units of
+        the kernel matrix :math:`K` of the fitted rows (:math:`n\alpha` for ridge regression
+        with per-sample penalty :math:`\alpha`); "auto": Musco & Musco's rule, as
+        ``randfeat.Nystroem``.
     random_state : int, numpy Generator, SeedSequence, BitGenerator, RandomState or None
         Seed of the frequencies (and offsets).  The parameters are drawn in float64 and cast, so
         float32 and float64 fits with the same seed share one random stream.
@@ -181,6 +199,13 @@ default "iid"
         Phase offsets :math:`b_j` of the phase-shifted features: ``(n_components,)`` for
         ``"phase"``, ``(1,)`` (that of the last frequency) for an odd ``"paired"`` map, None for
         an even one.
+    frequency_weights_ : ndarray of float64, shape (n_frequencies,) or None
+        ``sampling="leverage"``: the importance weights :math:`w_j` (the features of frequency
+        :math:`j` are scaled by :math:`\sqrt{w_j}`; 1 for the phase-shifted frequency of an odd
+        paired width, drawn from :math:`p`); None for the other samplings.
+    leverage_ridge_, statistical_dimension_ : float or None
+        ``sampling="leverage"``: the :math:`\lambda` used (units of the fitted rows' kernel
+        matrix) and :math:`s_\lambda = \operatorname{tr} K(K+\lambda I)^{-1}` of the rows used.
     n_features_in_ : int
         Number of input features.
     feature_names_in_ : ndarray of str
@@ -274,15 +299,16 @@ default "iid"
         "sigma": SIGMA_CONSTRAINT,
         "kernel_params": [dict, None],
         "features": [StrOptions({"paired", "phase"})],
-        "sampling": [StrOptions(set(SAMPLINGS))],
+        "sampling": [StrOptions(set(SAMPLINGS) | set(DATA_SAMPLINGS))],
+        "ridge": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "n_threads": N_THREADS_CONSTRAINT,
     }
     _accept_sparse = ("csr", "csc")
-    _dask_fit_reads_shape = True
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, kernel_params=None,
-                 features="paired", random_state=None, n_threads=None, sampling="iid"):
+                 features="paired", random_state=None, n_threads=None, sampling="iid",
+                 ridge="auto"):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
@@ -291,6 +317,7 @@ default "iid"
         self.sampling = sampling
         self.random_state = random_state
         self.n_threads = n_threads
+        self.ridge = ridge
 
     def _build(self, X):
         kernel = self._resolve_kernel(X, "fourier", **(self.kernel_params or {}))
@@ -309,21 +336,29 @@ default "iid"
         check_frequencies(base, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
                           param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(base, n_freq, d, rng, self.sampling, self._n_threads())
-        if scales is not None:
-            W /= scales
+        wts, lev = None, {}
+        if self.sampling == "leverage":  # refused above with ARD scales (not in _ARD_SAMPLINGS)
+            W, wts, lev = leverage_frequencies(kernel, n_freq, X, rng, self.ridge)
+            lev["ridge"] *= X.shape[0] / lev["rows"]  # back to the units of all fitted rows
+        else:
+            W = sample_frequencies(base, n_freq, d, rng, self.sampling, self._n_threads())
+            if scales is not None:
+                W /= scales
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
         elif D % 2:  # odd paired width: one phase-shifted feature (drawn after the pairs)
             W = np.vstack([W, kernel.sample(1, d, rng)])
             b = rng.uniform(0.0, 2.0 * np.pi, size=1)
+            wts = None if wts is None else np.append(wts, 1.0)
         W = np.ascontiguousarray(W, dtype=X.dtype)
         b = None if b is None else b.astype(X.dtype)
-        for a in (W, b):
+        for a in (W, b, wts):
             if a is not None:
                 a.flags.writeable = False
         return {"kernel_": kernel, "sigma_": kernel.sigma, "frequencies_": W, "offsets_": b,
+                "frequency_weights_": wts, "leverage_ridge_": lev.get("ridge"),
+                "statistical_dimension_": lev.get("statistical_dimension"),
                 "_n_features_out": D}
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -344,9 +379,15 @@ default "iid"
         self._fit_atomic(self._build, X)
         return self
 
-    def _checked_state(self, X):
+    @property
+    def _dask_fit_reads_shape(self):
+        """fit reads only the shape and dtype of X (randfeat.dask), except with a sampling that
+        reads the rows (``"leverage"``): then fitting on a dask array is refused."""
+        return self.sampling not in DATA_SAMPLINGS
+
+    def _checked_state(self, X, st=None):
         """The fitted state, checked against the parameters and X's dtype: (W, b, D)."""
-        st = self._fitted_state()
+        st = self._fitted_state() if st is None else st
         W, b, D = st["frequencies_"], st["offsets_"], st["_n_features_out"]
         d = X.shape[1]
         paired = st["features"] == "paired"
@@ -383,7 +424,8 @@ default "iid"
         Z : ndarray of shape (n_samples, n_components)
         """
         X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
-        W, b, D, paired = self._checked_state(X)
+        st = self._fitted_state()
+        W, b, D, paired = self._checked_state(X, st)
         dt = X.dtype
         n, m = X.shape[0], W.shape[0]
         odd = paired and D % 2 == 1
@@ -416,6 +458,10 @@ default "iid"
                 n_bad = _fourier.transform_phase(X, W, b, out, scale, nt, 512, blocks,
                                                  blas_single_threaded=fused)
         self._check_projections(n_bad, X)
+        wts = st.get("frequency_weights_")
+        if wts is not None:  # leverage sampling: column j times sqrt(w_j)
+            sw = np.sqrt(wts).astype(dt)
+            out *= np.concatenate([sw, sw]) if paired else sw
         if odd:
             out = _odd_paired(out, m, b)
         return out
