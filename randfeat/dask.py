@@ -113,14 +113,17 @@ from randfeat._base import RandomFeaturesBase, is_dask_array
 from randfeat.binning import RandomBinningFeatures
 from randfeat.linear._fit import (
     _is_fitted,
+    fit_spectral,
     fit_statistics,
     fitted_state,
+    plan_fit,
     publish,
     validation_split,
     working_copy,
 )
 from randfeat.linear._inputs import check_alphas
 from randfeat.linear._ridge import _RandomFeatureRidgeBase
+from randfeat.linear._selection import SPECTRAL
 from randfeat.linear._solvers import SOLVERS, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
 
@@ -496,6 +499,43 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
     return st, scores
 
 
+def _block_loo(model, Xp, Yp, cut, own, scorer, info):
+    """The summed leave-one-out losses ``model._loo_sums`` (L, m) of the rows of one block,
+    featurised in the in-memory fit's chunks (as :func:`_block_stats` with ``mask=None``), the
+    predictions from ``scorer`` (:class:`randfeat.linear._selection.LooRows`)."""
+    who, i, nblocks, a, b, ra = info
+    lo, hi = own
+    try:
+        Xp = np.concatenate([np.asarray(p) for p in Xp]) if len(Xp) > 1 else np.asarray(Xp[0])
+        Yp = np.concatenate([np.asarray(p) for p in Yp]) if len(Yp) > 1 else np.asarray(Yp[0])
+        Xp, Yp = Xp[cut[0]:cut[1]], Yp[cut[0]:cut[1]]
+        Yp = Yp.reshape(len(Yp), -1)
+        sums = None
+        cs = model._chunk_rows()
+        for t0 in range(0, Xp.shape[0], cs):
+            t1 = min(Xp.shape[0], t0 + cs)
+            k0, k1 = max(lo, t0), min(hi, t1)
+            if k0 >= k1:
+                continue
+            Z = model._chunk_features(Xp[t0:t1])[k0 - t0:k1 - t0]
+            Yc = Yp[k0:k1]
+            part = model._loo_sums(scorer(Z, Yc, None), Yc, None)
+            sums = part if sums is None else sums + part
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return sums
+
+
+def _sum_all(*parts):
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
 def _as_dask_y(y, X, who):
     _, da = _import_dask()
     if not is_dask_array(y):
@@ -526,6 +566,31 @@ class _DaskRows:
             mask = np.zeros(self.X.shape[0], dtype=bool)
             mask[rows] = True
         return _reduce(self.model, self.X, self.Y, mask, path, self.who)
+
+    def loo(self, scorer):
+        """The second pass of leave-one-out: every block's summed losses, tree-reduced."""
+        dask, _ = _import_dask()
+        X, Y, model = self.X, self.Y, self.model
+        bounds = _block_bounds(X.chunks[0])
+        model_d = dask.delayed(model, pure=True, traverse=False)
+        scorer_d = dask.delayed(scorer, pure=True, traverse=False)
+        cs = model._chunk_rows()
+        n = X.shape[0]
+        starts = [a for a, _ in bounds]
+        ends = [b for _, b in bounds]
+        Xb, Yb = X.to_delayed().ravel(), Y.to_delayed().ravel()
+        parts = []
+        for i, (a, b) in enumerate(bounds):
+            if a == b:
+                continue
+            A, B = (a // cs) * cs, min(n, -(-b // cs) * cs)
+            j0, j1 = bisect.bisect_right(ends, A), bisect.bisect_left(starts, B)
+            cut = (A - starts[j0], B - starts[j0])
+            parts.append(dask.delayed(_block_loo, pure=True)(
+                model_d, list(Xb[j0:j1]), list(Yb[j0:j1]), cut, (a - A, b - A), scorer_d,
+                (self.who, i, len(bounds), a, b, A)))
+        (res,) = dask.compute(tree_reduce(parts, merge=_sum_all))
+        return res
 
 
 def _reduce(model, X, Y, mask, path, who):
@@ -609,7 +674,7 @@ def fit_ridge(model, X, y, sample_weight=None):
             f"in memory, or pass none")
     X = _check_X(X, who)
     y = _as_dask_y(y, X, who)
-    alphas = check_alphas(model.alphas, model.alpha_scale)
+    alphas = check_alphas(model.alphas, model.alpha_scale, allow_single_zero=True)
     method, spec = resolve_solver(model.solver, False, f"{who}: solver")
     if spec.data != "statistics":
         streaming = [name for name, sp_ in SOLVERS.items() if sp_.data == "statistics"]
@@ -659,20 +724,22 @@ def fit_ridge(model, X, y, sample_weight=None):
     work = working_copy(model)
     work.__dict__ = {k: v for k, v in work.__dict__.items() if not _is_fitted(k)}
     work.__dict__.update(features_=feats, n_features_out_=D, n_features_in_=X.shape[1])
-    split = validation_split(X.shape[0], alphas.size, model.validation_fraction,
-                             model.random_state, who)
+    plan = plan_fit(work, alphas, None, X.shape[0], who)
+    split = validation_split(X.shape[0], alphas.size if plan.selection == "holdout" else 1,
+                             model.validation_fraction, model.random_state, who)
     n_val = None if split[1] is None else len(split[1])
-    W, b, alpha, scores, used = fit_statistics(work, _DaskRows(work, X, Y, who), method, alphas,
-                                               split, n_val, who)
-    state = fitted_state(work, W, b, alpha, alphas, scores, used, np.ones(K, dtype=int), who)
-    state["features_"] = fitted
-    W, b = state.pop("_W"), state.pop("_b")
-    if classifier:
-        state.update(_label_binarizer=lb, classes_=lb.classes_, coef_=W.T.copy(), intercept_=b)
-    elif y.ndim == 1:
-        state.update(coef_=W[:, 0], intercept_=float(b[0]))
+    source = _DaskRows(work, X, Y, who)
+    if plan.selection in SPECTRAL:
+        res = fit_spectral(work, source, alphas, plan, who)
     else:
-        state.update(coef_=W.T.copy(), intercept_=b)
+        res = fit_statistics(work, source, method, alphas, split, n_val, who, plan)
+    state = fitted_state(work, res, alphas, who)
+    state["features_"] = fitted
+    if classifier:
+        state.update(_label_binarizer=lb, classes_=lb.classes_)
+        state = type(model)._coefficients(state)
+    else:
+        state = type(model)._coefficients(state, y.ndim)
     return publish(model, work, state)
 
 
@@ -710,8 +777,13 @@ def decision_function(model, X):
     return s[:, 0] if s.shape[1] == 1 else s
 
 
-def predict(model, X):
-    """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``."""
+def predict(model, X, return_std=False):
+    """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``
+    (``return_std=True`` is not available on dask arrays: NotImplementedError)."""
+    if return_std:
+        raise NotImplementedError(f"{type(model).__name__}.predict: return_std=True is not "
+                                  f"available on dask arrays; compute the rows (or blocks) "
+                                  f"and call predict on them")
     s = _scores(model, X)
     if isinstance(model, ClassifierMixin):
         classes = model.classes_

@@ -240,9 +240,14 @@ def test_ridge_recovers_from_a_failed_in_place_solve(client, fail_first_dpotrf):
     np.testing.assert_array_equal(m.intercept_, ref.intercept_)
 
 
-def test_ridge_alpha_path_and_passthrough(client, global_random_seed):
+@pytest.mark.parametrize("selection", ["loo", "holdout"])
+def test_ridge_alpha_path_and_passthrough(client, global_random_seed, selection):
+    """The alpha path on dask: the same criterion curve, alpha and model as in memory (the
+    leave-one-out's second pass featurises the in-memory fit's chunks, as the hold-out's
+    validation pass)."""
     X, y = _data(global_random_seed)
-    kw = dict(alphas=np.logspace(-6, 0, 7), random_state=global_random_seed)
+    kw = dict(alphas=np.logspace(-6, 0, 7), random_state=global_random_seed,
+              selection=selection)
     feats = Fastfood(64, sigma=1.5, random_state=global_random_seed)
     mem = RandomFeatureRidge(feats, **kw).fit(X, y)
     for chunks, dtype in ((5000, np.float64), (900, np.float64), (1234, np.float32)):
@@ -251,7 +256,7 @@ def test_ridge_alpha_path_and_passthrough(client, global_random_seed):
             mem = RandomFeatureRidge(feats, **kw).fit(X, y)
         dk = RandomFeatureRidge(feats, **kw).fit(da.from_array(X, chunks=(chunks, -1)), y)
         assert dk.alpha_ == mem.alpha_
-        np.testing.assert_allclose(dk.validation_scores_, mem.validation_scores_, rtol=1e-9)
+        np.testing.assert_allclose(dk.selection_curve_, mem.selection_curve_, rtol=1e-9)
         assert _within(dk.coef_, mem.coef_, _kappa_bound(mem, X))
     p_mem = RandomFeatureRidge(alphas=0.01).fit(X, y)
     p_dk = RandomFeatureRidge(alphas=0.01).fit(da.from_array(X, chunks=(700, -1)), y)
