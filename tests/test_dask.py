@@ -263,6 +263,28 @@ def test_ridge_alpha_path_and_passthrough(client, global_random_seed, selection)
     assert _within(p_dk.coef_, p_mem.coef_, _kappa_bound(p_mem, X))
 
 
+def test_ridge_gcv_evidence_and_the_posterior_on_dask(client):
+    """GCV and the evidence come from the tree-reduced statistics alone (one pass): the same
+    curves and alpha as in memory; the regressor's posterior (store_covariance) too.  What the
+    dask path cannot do is refused: return_std on a dask array, partial_fit of a dask array."""
+    X, y = _data(5, n=3000)
+    f = RandomFourierFeatures(48, sigma=1.5, random_state=0)
+    Xd = da.from_array(X, chunks=(700, -1))
+    for sel in ("gcv", "evidence"):
+        kw = dict(alphas=np.logspace(-4, 2, 7), selection=sel, store_covariance=True)
+        mem = RandomFeatureRidge(f, **kw).fit(X, y)
+        dk = RandomFeatureRidge(f, **kw).fit(Xd, y)
+        np.testing.assert_allclose(dk.selection_curve_, mem.selection_curve_, rtol=1e-9)
+        assert dk.alpha_ == pytest.approx(mem.alpha_, rel=1e-6)
+        np.testing.assert_allclose(dk.noise_variance_, mem.noise_variance_, rtol=1e-6)
+        np.testing.assert_allclose(dk.predict(X[:4], return_std=True)[1],
+                                   mem.predict(X[:4], return_std=True)[1], rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="return_std=True is not available"):
+        dk.predict(Xd, return_std=True)
+    with pytest.raises(TypeError, match="dask array"):
+        RandomFeatureRidge(f).partial_fit(Xd, y)
+
+
 def test_fixed_chunking_is_bit_identical_across_schedulers(client):
     X, y = _data(3)
     Xd = da.from_array(X, chunks=(700, -1))
