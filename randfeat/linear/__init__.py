@@ -87,7 +87,8 @@ Where the next pieces go
 
 from randfeat.linear._fit import AlphaAtGridEdgeWarning
 from randfeat.linear._ridge import RandomFeatureRidge, RandomFeatureRidgeClassifier
+from randfeat.linear._sigma import SigmaAtGridEdgeWarning, SigmaSearchCV
 from randfeat.linear._statistics import RidgeStatistics
 
 __all__ = ["AlphaAtGridEdgeWarning", "RandomFeatureRidge", "RandomFeatureRidgeClassifier",
-           "RidgeStatistics"]
+           "RidgeStatistics", "SigmaAtGridEdgeWarning", "SigmaSearchCV"]
