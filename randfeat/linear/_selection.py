@@ -297,20 +297,25 @@ class LooRows:
         self.inv = inv
         self.B = (spectrum.proj[:, None, :] * inv[:, :, None]).reshape(D, L * K)
         self.mz, self.my = spectrum.mz, spectrum.my
+        # the centring rotated once: (z - mz) Q = z Q - mz Q (no centred copy of a chunk)
+        self.mzQ = spectrum.mz @ spectrum.V if spectrum.fit_intercept else None
         self.S, self.fit_intercept = spectrum.weight_sum, spectrum.fit_intercept
         self.L, self.K = L, K
 
     def __call__(self, Z, Y, w=None):
         """Leave-one-out predictions (n, L, K) of the rows ``Z`` (features, (n, D)) with
         targets ``Y`` (n, K) and weights ``w`` (n,) or None."""
-        Zc = np.array(Z, dtype=np.float64)     # a copy: centred in place
-        if self.fit_intercept:
-            Zc -= self.mz
-        if self.dtype == np.float32:
-            U = np.asarray(Zc.astype(np.float32) @ self.Q, dtype=np.float64)
+        Z = np.asarray(Z)
+        if self.dtype == np.float64:
+            # centred before the rotation (a copy of the chunk): no cancellation when the
+            # features' mean is large against their spread
+            Zc = Z - self.mz if self.fit_intercept else Z
+            U = np.asarray(Zc, dtype=np.float64) @ self.Q
+            del Zc
         else:
-            U = Zc @ self.Q
-        del Zc
+            U = np.asarray(Z.astype(np.float32, copy=False) @ self.Q, dtype=np.float64)
+            if self.mzQ is not None:
+                U -= self.mzQ
         n = U.shape[0]
         fitted = (U @ self.B).reshape(n, self.L, self.K) + self.my
         np.multiply(U, U, out=U)
