@@ -595,12 +595,12 @@ def fitted_state(model, res, alphas, who):
              "n_iter_": np.asarray(res.n_iter, dtype=int), "selection_": res.selection,
              "selection_curve_": res.curve, "selection_results_": res.results,
              "_W": np.ascontiguousarray(res.W), "_b": res.b}
+    state["log_marginal_likelihood_"] = res.log_evidence
     if getattr(model, "_bayesian", False):
         noise = np.asarray(res.noise_variance, dtype=np.float64)
         pen = res.penalty
         amp = noise / pen if pen > 0 else np.full_like(noise, np.inf)
-        state.update(noise_variance_=noise, amplitude_=amp,
-                     log_marginal_likelihood_=res.log_evidence, _posterior=res.posterior)
+        state.update(noise_variance_=noise, amplitude_=amp, _posterior=res.posterior)
     return state
 
 

@@ -654,8 +654,8 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     classes_ : ndarray
     coef_ : ndarray of shape (1, D) (binary) or (n_classes, D)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    alpha_, alphas_, selection_, selection_curve_, validation_scores_, features_, \
-n_features_out_, solver_, n_iter_
+    alpha_, alphas_, selection_, selection_curve_, validation_scores_, \
+log_marginal_likelihood_, features_, n_features_out_, solver_, n_iter_
         As in :class:`RandomFeatureRidge`; ``selection_curve_`` (with "loo") and
         ``validation_scores_`` (with "holdout") are error rates plus a tie-break term below
         1e-9 (the squared error mapped to [0, 1e-9)).
