@@ -23,15 +23,16 @@ CLAIM = ("Bayesian linear regression on random Fourier features is the Gaussian 
          "(fitted penalty alpha = noise / amplitude, noise variance estimated) cover a new "
          "observation near the data with probability in [93 %, 97 %] once D is large enough.  "
          "Far from the data the posterior of a random-feature model is known to be too "
-         "confident at moderate D -- 'variance starvation' (Wilson, Borovitskiy, Terenin, "
-         "Mostowsky & Deisenroth, ICML 2020, §3; Mutny & Krause 2018): the D features are "
+         "confident at moderate D -- 'variance starvation' (Wang, Gehring, Kohli & Jegelka, "
+         "AISTATS 2018; Wilson, Borovitskiy, Terenin, Mostowsky & Deisenroth, ICML 2020): the "
+         "D features are "
          "spent explaining the data, and the prior variance left at a far point is "
          "sum_j (1 - leverage_j) z_j(x)^2 < k(x, x).  This check measures that under-coverage "
          "for iid, orthogonal (ORF) and quasi-Monte Carlo (Sobol') frequencies and reports it; "
          "the verdict is on the near-data claim.")
 SOURCE = ("THEORY.md §8.5 (the posterior of Bayesian linear regression on the features) and "
           "§8.6 (variance starvation, Wilson et al. ICML 2020); Rasmussen & Williams 2006 §2.2; "
-          "docs/theory/model_selection.md; issue 32")
+          "docs/theory/model_selection.md §13.5-13.6; issue 32")
 DESIGN = ("Per replicate (R independent seeds): n training inputs uniform on [-2, 2]^2, m 'near' "
           "test inputs uniform on the same square, m 'far' test inputs at radius 6-9 (3-4.5 "
           "length scales beyond the square's corner); the latent function drawn jointly at all "
