@@ -54,13 +54,20 @@ compute on the workers, per block, the sufficient statistics of its rows, a
 :class:`randfeat.linear.RidgeStatistics` (:math:`Z^\top Z` in float64, :math:`Z^\top Y`,
 :math:`\sum z`, :math:`\sum y`, counts), and reduce them by a fixed tree of merges of at most 8
 parts each (:func:`tree_reduce`), so the :math:`N \times D` feature matrix is never formed.
-With several ``alphas`` the validation split is the in-memory one (same permutation of the rows
-from ``random_state``), the training rows are reduced first, the alpha path is solved, and a
-second pass featurises the validation rows once (their statistics and the validation score of
-every alpha).  The fit is the in-memory one (:mod:`randfeat.linear._fit`: the same split, path,
-selection and final solve), with this module's tree reduction as the source of the statistics;
-only the solvers that stream the statistics (``SOLVERS[name].data == "statistics"``) are
-available.
+With several ``alphas`` the choice of alpha is the in-memory one (``selection``):
+``"gcv"`` and ``"evidence"`` need only the tree-reduced statistics of all rows (one pass, one
+eigendecomposition on the client); ``"loo"`` (the default) takes a **second pass**: the client
+sends the eigenvectors (a D x D float64 array) to the workers, every block featurises the
+in-memory fit's chunks again and returns the summed leave-one-out losses of every alpha, which
+are tree-reduced (:class:`randfeat.linear._selection.LooRows`); ``"holdout"`` uses the in-memory
+validation split (same permutation of the rows from ``random_state``): the training rows are
+reduced first, the alpha path is solved, and a second pass featurises the validation rows once
+(their statistics and the validation score of every alpha).  The fit is the in-memory one
+(:mod:`randfeat.linear._fit`: the same selection and final solve), with this module's tree
+reduction as the source of the statistics; only the solvers that stream the statistics
+(``SOLVERS[name].data == "statistics"``) are available.  ``store_covariance=True`` keeps the
+posterior as in memory; ``predict(X, return_std=True)`` on a dask array and ``partial_fit`` of
+one are refused (compute the rows or blocks first).
 
 *Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
 rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
