@@ -144,11 +144,16 @@ SPLIT_EVERY = 8
 def dispatch(est, method, X, *args, **kwargs):
     """``est.<method>(X, ...)`` for a dask array ``X``: the entry point of the base classes'
     hook (:class:`randfeat._base.DaskRouted`).  ``method`` is "fit", "fit_transform",
-    "transform", "predict" or "decision_function"."""
+    "transform", "predict" or "decision_function" (or "partial_fit" / "sample_y", refused)."""
     if method == "fit":
         if isinstance(est, _RandomFeatureRidgeBase):
             return fit_ridge(est, X, *args, **kwargs)
         return fit(est, X, *args, **kwargs)
+    if method in ("partial_fit", "sample_y"):
+        raise NotImplementedError(
+            f"{type(est).__name__}.{method} does not take a dask array: "
+            + ("call partial_fit on its blocks, computed (or fit the whole array with fit)"
+               if method == "partial_fit" else "compute the rows first"))
     route = {"fit_transform": fit_transform, "transform": transform, "predict": predict,
              "decision_function": decision_function}.get(method)
     if route is None:  # pragma: no cover - the hook routes only the methods above

@@ -281,8 +281,10 @@ def test_ridge_gcv_evidence_and_the_posterior_on_dask(client):
                                    mem.predict(X[:4], return_std=True)[1], rtol=1e-6)
     with pytest.raises(NotImplementedError, match="return_std=True is not available"):
         dk.predict(Xd, return_std=True)
-    with pytest.raises(TypeError, match="dask array"):
+    with pytest.raises(NotImplementedError, match="partial_fit does not take a dask array"):
         RandomFeatureRidge(f).partial_fit(Xd, y)
+    with pytest.raises(NotImplementedError, match="sample_y does not take a dask array"):
+        dk.sample_y(Xd)
 
 
 def test_fixed_chunking_is_bit_identical_across_schedulers(client):

@@ -16,7 +16,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from randfeat._base import DaskRouted, RandomFeaturesBase, is_dask_array
+from randfeat._base import DaskRouted, RandomFeaturesBase
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
@@ -520,9 +520,6 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         self
         """
         who = f"{type(self).__name__}.partial_fit"
-        if is_dask_array(X):
-            raise TypeError(f"{who}: X is a dask array; call partial_fit on its blocks "
-                            f"(computed), or fit the whole array with fit")
         first = "statistics_" not in self.__dict__
         work = working_copy(self)
         X, y = validate_data(work, X, y, reset=first, accept_sparse="csr",
