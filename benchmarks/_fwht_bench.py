@@ -1,15 +1,17 @@
 """Timing harness of ``benchmarks/bench_fwht.py`` (not part of the installed package).
 
-See ``benchmarks/bench_fwht.py`` for the method and the peers.  The FFHT peer's row loop is
-``benchmarks/_rowloop.c``, compiled here with the system C compiler into a scratch directory
-(randfeat itself never calls an address it is given).
+Public randfeat API only (``randfeat.fwht``, ``randfeat.show_config``).  The FFHT peer's row loop
+and the arithmetic-bound probe are ``benchmarks/_rowloop.c``, compiled here with the system C
+compiler into a scratch directory (randfeat itself never calls an address it is given).
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import platform
+import statistics
 import subprocess
 import sysconfig
 import tempfile
@@ -19,49 +21,58 @@ from pathlib import Path
 import numpy as np
 
 import randfeat
-from randfeat._lib import _fwht
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
 # --------------------------------------------------------------------------- helpers
 
-def aligned_empty(shape, dtype, align=64):
-    """C-contiguous empty array whose data pointer is a multiple of ``align`` bytes."""
+def aligned_empty(shape, dtype, align=64, offset=0):
+    """C-contiguous empty array whose data start ``offset`` bytes after a multiple of ``align``."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(nbytes + align, dtype=np.uint8)
-    off = (-raw.ctypes.data) % align
+    raw = np.empty(nbytes + 2 * align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align + offset
     return raw[off:off + nbytes].view(dtype).reshape(shape)
 
 
-def naive_numpy_fwht(x):
-    """In-place radix-2 FWHT of every row of a 2-D C-contiguous array, with NumPy slicing."""
-    n_rows, n = x.shape
-    h = 1
-    while h < n:
-        v = x.reshape(n_rows, n // (2 * h), 2, h)
-        a = v[:, :, 0, :].copy()
-        b = v[:, :, 1, :]
-        v[:, :, 0, :] += b
-        np.subtract(a, b, out=b)
-        h *= 2
-    return x
+def load_average():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):  # pragma: no cover - not on this platform
+        return "n/a"
 
 
-class Peer:
-    """One implementation: name, supported dtypes, thread-aware or not, and a runner factory."""
+def machine():
+    """The machine class of a result: CPU model, the FWHT's SIMD path and schedule that ran
+    (``randfeat.show_config``), OpenMP, versions."""
+    cfg = randfeat.show_config(as_dict=True)
+    s = cfg["simd"]
+    return {"cpu": cfg["machine"]["cpu"], "arch": cfg["machine"]["arch"],
+            "cpus": os.cpu_count(), "simd": s["kernels"]["fwht"],
+            "schedule": s.get("fwht_schedule", "add"), "available": s["available"],
+            "openmp": cfg["openmp"]["enabled"], "randfeat": cfg["randfeat"]["version"],
+            "numpy": np.__version__, "python": platform.python_version()}
 
-    def __init__(self, name, make, dtypes=("float32", "float64"), threaded=True,
-                 batch_fraction=1, note=""):
-        self.name, self.make, self.dtypes = name, make, dtypes
-        self.threaded, self.batch_fraction, self.note = threaded, batch_fraction, note
 
+def fmt_ns(ns):
+    if ns is None or not math.isfinite(ns):
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e4:
+        return f"{ns / 1e3:.1f} µs"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+# --------------------------------------------------------------------------- C helpers
 
 _ROWLOOP = None
 
 
-def _rowloop():
+def rowloop():
     """ctypes handle of benchmarks/_rowloop.c, compiled once per process (OpenMP if the compiler
     has it); raises OSError/CalledProcessError when no C compiler works."""
     global _ROWLOOP
@@ -81,52 +92,117 @@ def _rowloop():
             fn.restype = ctypes.c_long
             fn.argtypes = [ctypes.POINTER(ct), ctypes.c_long, ctypes.c_int, ctypes.c_int,
                            ctypes.c_void_p]
+        for name, ct in (("rf_bench_rows_oop_float", ctypes.c_float),
+                         ("rf_bench_rows_oop_double", ctypes.c_double)):
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_long
+            fn.argtypes = [ctypes.POINTER(ct), ctypes.POINTER(ct), ctypes.c_long, ctypes.c_int,
+                           ctypes.c_int, ctypes.c_void_p]
         lib.rf_bench_copy.restype = None
         lib.rf_bench_copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,
                                       ctypes.c_int]
+        lib.rf_bench_add_peak.restype = ctypes.c_double
+        lib.rf_bench_add_peak.argtypes = [ctypes.c_int, ctypes.c_long,
+                                          ctypes.POINTER(ctypes.c_float)]
         _ROWLOOP = lib
     return _ROWLOOP
 
 
-def _ffht_peer(lib_path):
-    """FFHT through ctypes (C row loop) when a library is given, else ``import ffht``."""
-    lib_path = lib_path or os.environ.get("RANDFEAT_BENCH_FFHT_LIB")
-    if lib_path:
-        try:
-            lib = ctypes.CDLL(os.path.abspath(lib_path))
-            addr = {"float32": ctypes.cast(lib.fht_float, ctypes.c_void_p).value,
-                    "float64": ctypes.cast(lib.fht_double, ctypes.c_void_p).value}
-        except (OSError, AttributeError) as exc:
-            return None, f"FFHT library {lib_path!r} not loadable: {exc}"
-        try:
-            loop = _rowloop()
-        except (OSError, subprocess.CalledProcessError) as exc:
-            return None, f"FFHT: cannot compile benchmarks/_rowloop.c ({exc})"
-
-        def make(x, log_n, n_thr, dt):
-            f = addr[dt]
-            fn = loop.rf_bench_rows_float if dt == "float32" else loop.rf_bench_rows_double
-            ptr = x.ctypes.data_as(fn.argtypes[0])
-            rows = x.shape[0]
-            return lambda: fn(ptr, rows, log_n, n_thr, f)
-        return Peer("FFHT", make, note=f"C kernel from {lib_path}, a C OpenMP row loop "
-                    "(benchmarks/_rowloop.c)"), None
+def add_peak(simd, repeats=15, iters=1_000_000):
+    """Peak float32 additions per ns of one core at the vector width of ``simd`` ("avx512":
+    512 bits, "avx2": 256 bits; "scalar": 128-bit SSE2 is not probed, returns None): the best of
+    ``repeats`` runs of 12 independent add chains (``_rowloop.c``).  float64: half as many."""
+    width = {"avx512": 512, "avx2": 256}.get(simd)
+    if width is None:
+        return None
     try:
-        import ffht  # noqa: PLC0415
-        probe = np.zeros(8, np.float32)
-        ffht.fht(probe)
-    except Exception as exc:  # ImportError, or its removed NumPy C-API under NumPy 2
-        return None, (f"FFHT: no RANDFEAT_BENCH_FFHT_LIB and `import ffht` failed "
-                      f"({type(exc).__name__}: {exc})")
+        lib = rowloop()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    sink = ctypes.c_float()
+    best = math.inf
+    n = 0.0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        n = lib.rf_bench_add_peak(width, iters, ctypes.byref(sink))
+        best = min(best, time.perf_counter() - t0)
+    return n / best / 1e9 if n else None
 
-    def make(x, log_n, n_thr, dt):
-        rows = list(x)
 
-        def run():
-            for r in rows:
-                ffht.fht(r)
-        return run
-    return Peer("FFHT", make, threaded=False, note="`import ffht`, one Python call per row"), None
+# --------------------------------------------------------------------------- variants
+
+class Variant:
+    """One row of a table: ``make(x, out, log_n, n_thr)`` returns the timed callable for a
+    batch ``x`` and a spare batch ``out`` of the same shape; ``in_place`` variants transform
+    ``x`` (so it is rescaled, untimed, before each call); ``layout`` is how its batch is
+    allocated ("aligned": 64-byte aligned, "numpy": NumPy's own allocation)."""
+
+    def __init__(self, name, make, *, in_place=False, layout="aligned",
+                 dtypes=("float32", "float64"), note="", group=None):
+        self.name, self.make, self.in_place, self.layout = name, make, in_place, layout
+        self.dtypes, self.note, self.group = dtypes, note, group
+
+
+def randfeat_variants():
+    """The default call first, then each opt-out as its own row."""
+    f = randfeat.fwht
+    return [
+        Variant("`fwht(x)` (default)", lambda x, o, k, t: (lambda: f(x, n_threads=t)),
+                layout="numpy", group="alloc",
+                note="the default call: a new result, check_finite=True, x a NumPy array"),
+        Variant("`check_finite=False`",
+                lambda x, o, k, t: (lambda: f(x, n_threads=t, check_finite=False)),
+                layout="numpy", group="alloc", note="opt-out: no NaN/inf check"),
+        Variant("`out=x` (in place)", lambda x, o, k, t: (lambda: f(x, out=x, n_threads=t)),
+                in_place=True, layout="numpy",
+                note="opt-out: in place on a NumPy array (its data need not be 64-byte aligned)"),
+        Variant("`out=x`, aligned", lambda x, o, k, t: (lambda: f(x, out=x, n_threads=t)),
+                in_place=True, note="opt-out: in place on a 64-byte aligned batch"),
+        Variant("`out=x`, aligned, `check_finite=False`",
+                lambda x, o, k, t: (lambda: f(x, out=x, n_threads=t, check_finite=False)),
+                in_place=True, note="all opt-outs: the fastest call (what FFHT does)"),
+        Variant("`out=y` pre-allocated", lambda x, o, k, t: (lambda: f(x, out=o, n_threads=t)),
+                note="opt-out: a pre-allocated aligned result y"),
+    ]
+
+
+def ffht_variants(lib_path):
+    """FFHT's C kernels (in place, and out of place into a pre-allocated result) through
+    ``_rowloop.c``'s C row loop; (variants, skip_reason)."""
+    lib_path = lib_path or os.environ.get("RANDFEAT_BENCH_FFHT_LIB")
+    if not lib_path:
+        return [], ("FFHT: no library given (RANDFEAT_BENCH_FFHT_LIB or --ffht-lib; see "
+                    "benchmarks/README.md)")
+    try:
+        lib = ctypes.CDLL(os.path.abspath(lib_path))
+        addr = {"float32": ctypes.cast(lib.fht_float, ctypes.c_void_p).value,
+                "float64": ctypes.cast(lib.fht_double, ctypes.c_void_p).value}
+        oop = {"float32": ctypes.cast(lib.fht_float_oop, ctypes.c_void_p).value,
+               "float64": ctypes.cast(lib.fht_double_oop, ctypes.c_void_p).value}
+    except (OSError, AttributeError) as exc:
+        return [], f"FFHT library {lib_path!r} not loadable: {exc}"
+    try:
+        loop = rowloop()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return [], f"FFHT: cannot compile benchmarks/_rowloop.c ({exc})"
+
+    def make_ip(x, o, log_n, n_thr):
+        dt = x.dtype.name
+        fn = loop.rf_bench_rows_float if dt == "float32" else loop.rf_bench_rows_double
+        ptr, rows, f = x.ctypes.data_as(fn.argtypes[0]), x.shape[0], addr[dt]
+        return lambda: fn(ptr, rows, log_n, n_thr, f)
+
+    def make_oop(x, o, log_n, n_thr):
+        dt = x.dtype.name
+        fn = loop.rf_bench_rows_oop_float if dt == "float32" else loop.rf_bench_rows_oop_double
+        src, dst = x.ctypes.data_as(fn.argtypes[0]), o.ctypes.data_as(fn.argtypes[0])
+        rows, f = x.shape[0], oop[dt]
+        return lambda: fn(src, dst, rows, log_n, n_thr, f)
+
+    note = f"FALCONN-LIB/FFHT C kernels from {lib_path}, called per row by a C OpenMP loop"
+    return [Variant("FFHT in place", make_ip, in_place=True, note=note + " (fht_*)"),
+            Variant("FFHT into `y`", make_oop, note=note + " (fht_*_oop into a pre-allocated "
+                    "aligned result)")], None
 
 
 def _quiet_call(f, *args):
@@ -151,156 +227,108 @@ def _quiet_call(f, *args):
             os.close(s)
 
 
-def _pyfwht_peer():
+def pyfwht_variants():
+    """pyfwht's CPU backend, one call per row (its batch call ``fwht_f64_batch`` chooses the
+    backend itself and, in a build with CUDA on a machine without a GPU driver, fails)."""
     try:  # it announces its backend on stdout, from C
         import importlib  # noqa: PLC0415
 
-        _pyfwht = _quiet_call(importlib.import_module, "pyfwht._pyfwht")
+        mod = _quiet_call(importlib.import_module, "pyfwht._pyfwht")
+        cpu = mod.Backend.CPU
+        _quiet_call(mod.fwht_f64_backend, np.zeros(8), cpu)
+        import pyfwht  # noqa: PLC0415
+        version = getattr(pyfwht, "__version__", "?")
     except Exception as exc:
-        return None, f"pyfwht: {type(exc).__name__}: {exc}"
+        return [], f"pyfwht: {type(exc).__name__}: {exc}"
 
-    _quiet_call(_pyfwht.fwht_f64_batch, [np.zeros(8)], 8)  # it announces its backend once
-
-    def make(x, log_n, n_thr, dt):
+    def make(x, o, log_n, n_thr):
         rows = list(x)  # views: transformed in place
-        n = x.shape[1]
-        return lambda: _pyfwht.fwht_f64_batch(rows, n)
-    return Peer("pyfwht", make, dtypes=("float64",), threaded=False,
-                note="fwht_f64_batch; float64 only"), None
+        f = mod.fwht_f64_backend
+
+        def run():
+            for r in rows:
+                f(r, cpu)
+        return run
+    return [Variant("pyfwht in place", make, in_place=True, dtypes=("float64",),
+                    note=f"pyfwht {version} fwht_f64_backend(row, Backend.CPU), one Python call "
+                    "per row (float64 only)")], None
 
 
-def _sklearn_extra_peer():
-    try:
-        from sklearn_extra.utils import _cyfht  # noqa: PLC0415
-    except Exception as exc:
-        return None, f"sklearn-extra: {type(exc).__name__}: {exc}"
-
-    def make(x, log_n, n_thr, dt):
-        return lambda: _cyfht.fht2(x)
-    return Peer("sklearn-extra", make, threaded=False, note="_cyfht.fht2 (in place)"), None
-
-
-def build_peers(ffht_lib=None, with_numpy=True):
-    peers = [
-        Peer("randfeat", lambda x, log_n, t, dt: (
-            lambda: randfeat.fwht(x, out=x, check_finite=False, n_threads=t)),
-            note="public API fwht(x, out=x, check_finite=False)"),
-        Peer("randfeat-kern", lambda x, log_n, t, dt: (lambda: _fwht.fwht_rows(x, log_n, t)),
-             note="compiled row loop only"),
-    ]
-    skipped = []
-    for p, why in (_ffht_peer(ffht_lib), _pyfwht_peer(), _sklearn_extra_peer()):
-        if p is None:
-            skipped.append(why)
-        else:
-            peers.append(p)
-    if with_numpy:
-        peers.append(Peer("numpy", lambda x, log_n, t, dt: (lambda: naive_numpy_fwht(x)),
-                          threaded=False, batch_fraction=8, note="naive radix-2 butterfly"))
-    return peers, skipped
-
-
-def oocache_peers():
-    """The peers of ``bench_fwht.py --oocache``: randfeat's kernel and API at 1 and 2 threads,
-    and the memory floor, a copy of the same bytes into a second batch (``np.copyto`` at 1
-    thread; memcpy of two halves by 2 OpenMP threads, ``benchmarks/_rowloop.c``).  Each peer's
-    thread count is fixed (``time_case``'s ``n_thr`` is ignored).  Returns (peers, skipped)."""
-
-    def fixed(t):
-        return lambda x, log_n, _t, dt: (lambda: _fwht.fwht_rows(x, log_n, t))
-
-    def copy_np(x, log_n, _t, dt):
-        dst = aligned_empty(x.shape, x.dtype)
-        return lambda: np.copyto(dst, x)
-
-    peers = [Peer("kern-1t", fixed(1), note="randfeat._lib._fwht.fwht_rows(x, log_n, 1)"),
-             Peer("api-1t", lambda x, log_n, _t, dt: (
-                 lambda: randfeat.fwht(x, out=x, check_finite=False, n_threads=1)),
-                 note="randfeat.fwht(x, out=x, check_finite=False, n_threads=1)"),
-             Peer("copy-1t", copy_np, note="np.copyto(y, x), y a second aligned batch"),
-             Peer("kern-2t", fixed(2), note="fwht_rows(x, log_n, 2)")]
-    skipped = []
-    try:
-        lib = _rowloop()
-    except (OSError, subprocess.CalledProcessError) as exc:
-        skipped.append(f"copy-2t: cannot compile benchmarks/_rowloop.c ({exc})")
-    else:
-        def copy_c(t):
-            def make(x, log_n, _t, dt):
-                dst = aligned_empty(x.shape, x.dtype)
-                args = (dst.ctypes.data, x.ctypes.data, x.nbytes, t)
-                return lambda dst=dst, x=x: lib.rf_bench_copy(*args)  # keeps dst, x alive
-            return make
-        peers.append(Peer("copy-2t", copy_c(2), note="memcpy of two halves by 2 OpenMP "
-                          "threads (benchmarks/_rowloop.c)"))
-        peers.append(Peer("memcpy-1t", copy_c(1), note="the same C copy on 1 thread (check "
-                          "that it matches np.copyto)"))
-    return peers, skipped
+def floor_variants():
+    def copy(x, o, log_n, n_thr):
+        return lambda: np.copyto(o, x)
+    return [Variant("copy floor", copy, note="np.copyto(y, x): one read and one write of the "
+                    "batch, the memory floor of an out-of-place call")]
 
 
 # --------------------------------------------------------------------------- timing
 
-def time_case(peers, dt, log_n, n_thr, batch_bytes, repeats, rng, chunk_bytes=4 << 20):
-    """Interleaved timings of every applicable peer.
+def _prep(v, x, s):
+    """Untimed, before each call: rescale an in-place variant's batch (keeps values O(1)), and
+    touch an out-of-place one's input the same way (multiply by 1), so every variant starts
+    from the same cache state."""
+    np.multiply(x, s if v.in_place else x.dtype.type(1), out=x)
 
-    Each peer transforms its own batch of ``batch_bytes`` (rows of length 2**log_n) in place,
-    in consecutive chunks of about ``chunk_bytes`` that are timed one by one, so a repetition
-    streams through the whole batch exactly as one call would, but a chunk during which the
-    process was preempted (shared machine) can be discarded.  Returns
-    ``{name: (best, per_rep)}`` in ns per vector: ``best`` sums, over the chunks, each chunk's
-    fastest time across the repetitions; ``per_rep`` lists each repetition's total.
-    """
+
+def time_variants(variants, dt, log_n, n_thr, batch_bytes, rounds, rng, flush=None,
+                  chunk_bytes=None):
+    """Whole calls on a batch of ``batch_bytes``, interleaved: ``rounds`` rounds, each calls
+    every variant once (the order rotates by one each round; variants of one group stay
+    adjacent, in alternating order).  Each variant has its own input
+    and spare batches.  ``flush``: (src, dst) arrays copied (untimed) before every call, to evict
+    the caches.  ``chunk_bytes``: instead of one call on the whole batch, one call per
+    consecutive chunk of about that size, each timed alone (on a loaded machine a chunk during
+    which the process was preempted can then be dropped: see :func:`summarize`).  Returns
+    ``({name: [[seconds per chunk call, ...] per round]}, rows per batch)``."""
     d = 1 << log_n
-    itemsize = np.dtype(DTYPES[dt]).itemsize
-    n_rows = max(4, batch_bytes // (d * itemsize))
-    chunk_rows = max(1, chunk_bytes // (d * itemsize))
-    active = [p for p in peers if dt in p.dtypes and (p.threaded or n_thr == 1)]
+    dtype = DTYPES[dt]
+    rows = max(1, batch_bytes // (d * np.dtype(dtype).itemsize))
+    active = [v for v in variants if dt in v.dtypes]
+    data = rng.standard_normal((rows, d)).astype(dtype)
+    s = dtype(1.0 / math.sqrt(d))
     bufs, runs = {}, {}
-    for p in active:
-        rows = max(2, n_rows // p.batch_fraction)
-        x = aligned_empty((rows, d), DTYPES[dt])
-        x[...] = rng.standard_normal((rows, d), dtype=np.float32)
-        bufs[p.name] = x
-        runs[p.name] = [p.make(x[i:i + chunk_rows], log_n, n_thr, dt)
-                        for i in range(0, rows, chunk_rows)]
-    rescale = DTYPES[dt](1.0 / np.sqrt(d))
-    chunk_times = {p.name: [] for p in active}
-    for rep in range(repeats):
-        order = active[rep % len(active):] + active[:rep % len(active)]
-        for p in order:
-            x = bufs[p.name]
-            np.multiply(x, rescale, out=x)  # untimed: keep values O(1)
+    for v in active:
+        x = np.empty((rows, d), dtype) if v.layout == "numpy" else aligned_empty((rows, d), dtype)
+        x[...] = data
+        o = aligned_empty((rows, d), dtype)
+        o[...] = 0
+        bufs[v.name] = (x, o)
+        step = rows if not chunk_bytes else max(1, chunk_bytes // (d * np.dtype(dtype).itemsize))
+        runs[v.name] = [v.make(x[i:i + step], o[i:i + step], log_n, n_thr)
+                        for i in range(0, rows, step)]
+        runs[v.name][0]()  # warm-up (and first-call set-up)
+    times = {v.name: [] for v in active}
+    units = []  # variants of one group stay adjacent (see below)
+    for v in active:
+        for u in units:
+            if v.group is not None and u[0].group == v.group:
+                u.append(v)
+                break
+        else:
+            units.append([v])
+    for r in range(rounds):
+        # rotate the units; inside a group, alternate the order: the rows that allocate their
+        # result (group "alloc") then follow each other half of the time, so that each one finds
+        # the memory just freed by the other as often (a result that reuses memory still in the
+        # cache is faster than one in memory that is not)
+        order = units[r % len(units):] + units[:r % len(units)]
+        order = [v for u in order for v in (u if r % 2 == 0 else u[::-1])]
+        for v in order:
+            _prep(v, bufs[v.name][0], s)
+            if flush is not None:
+                np.copyto(flush[1], flush[0])
             ts = []
-            for run in runs[p.name]:
+            for run in runs[v.name]:
                 t0 = time.perf_counter()
-                run()
+                res = run()
                 ts.append(time.perf_counter() - t0)
-            chunk_times[p.name].append(ts)
-    out = {}
-    for name, reps in chunk_times.items():
-        rows = bufs[name].shape[0]
-        best = sum(min(col) for col in zip(*reps, strict=True)) / rows * 1e9
-        out[name] = (best, [sum(r) / rows * 1e9 for r in reps])
-    return out
+                del res  # a new result is freed after the timing (freeing may unmap pages)
+            times[v.name].append(ts)
+    return times, rows
 
 
-def fmt_ns(ns):
-    if ns is None:
-        return "—"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.2f} ms"
-    if ns >= 1e4:
-        return f"{ns / 1e3:.1f} µs"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.2f} µs"
-    return f"{ns:.0f} ns"
-
-
-def cpu_name():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+def summarize(ts, rows):
+    """(best, median) time per vector in ns: best = the sum over the chunks of each chunk's
+    fastest round (with one chunk, the fastest round); median = the median round's total."""
+    best = sum(min(col) for col in zip(*ts, strict=True))
+    return best / rows * 1e9, statistics.median(sum(r) for r in ts) / rows * 1e9

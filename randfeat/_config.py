@@ -49,6 +49,7 @@ def _config():
                     "usable_cpus": effective_n_cpus()},
         "simd": {"selected": _cpu.isa(), "available": _cpu.available_isas(),
                  "kernels": _cpu.kernel_isas(),
+                 "fwht_schedule": _cpu.fwht_schedule(),
                  "env_cap": os.environ.get("RANDFEAT_ISA") or os.environ.get(
                      "RANDFEAT_FWHT_ISA") or None},
         "openmp": {"enabled": _cpu.openmp_enabled(),
@@ -67,9 +68,10 @@ def show_config(as_dict=False, file=None):
     In the manner of :func:`numpy.show_config` and :func:`sklearn.show_versions`: randfeat's
     version and location; Python, NumPy, SciPy, scikit-learn, threadpoolctl and Cython versions;
     the CPU; the SIMD code path of every compiled kernel (FWHT, RFF sin/cos, Fastfood passes),
-    the levels this CPU supports and the ``RANDFEAT_ISA`` cap; whether the kernels were built
-    with OpenMP and its default team size; and every BLAS/OpenMP thread pool loaded in the
-    process with its thread count (from threadpoolctl).
+    the levels this CPU supports and the ``RANDFEAT_ISA`` cap; the FWHT's butterfly schedule
+    (``"add"`` or ``"fma"``, see ``RANDFEAT_FWHT_SCHEDULE`` in :func:`randfeat.fwht`);
+    whether the kernels were built with OpenMP and its default team size; and every BLAS/OpenMP
+    thread pool loaded in the process with its thread count (from threadpoolctl).
 
     Parameters
     ----------
@@ -110,6 +112,8 @@ def show_config(as_dict=False, file=None):
         f"  {'simd':14s} {s['selected']} (available: {', '.join(s['available'])}; "
         f"RANDFEAT_ISA={s['env_cap'] or 'unset'})",
         *(f"    {k:12s} {val}" for k, val in s["kernels"].items()),
+        f"  {'fwht schedule':14s} {s['fwht_schedule']} (SIMD paths; RANDFEAT_FWHT_SCHEDULE="
+        f"{os.environ.get('RANDFEAT_FWHT_SCHEDULE') or 'unset'})",
         f"  {'openmp':14s} " + (f"enabled, {o['max_threads']} threads by default"
                                 if o["enabled"] else "disabled (every kernel on one thread)")
         + (f" (OMP_NUM_THREADS={o['OMP_NUM_THREADS']})" if o["OMP_NUM_THREADS"] else ""),

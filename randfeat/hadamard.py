@@ -73,8 +73,10 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
         by ``fork()`` uses one thread (the OpenMP runtime cannot run threads there).
     check_finite : bool, default True
         Raise ValueError when the result holds NaN or infinity (from non-finite input, or from
-        overflow). The check runs on each row while it is still in cache. When ``out=x`` the
-        array has already been transformed when the error is raised.
+        overflow).  The check is fused into the compiled pass that writes the result (one
+        vector instruction per stored vector, on pipes the additions leave idle), so it costs
+        no extra pass over the data.  When ``out`` is given, it holds the transform when the
+        error is raised (with ``out=x``, ``x`` has been transformed).
 
     Returns
     -------
@@ -84,9 +86,9 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     Raises
     ------
     ValueError
-        If the length along ``axis`` is not a power of two (the message names the next power of
-        two to zero-pad to) or above 2**30, if the input is 0-dimensional, if ``n_threads`` is
-        above 1024, or if the result is not finite.
+        If the length along ``axis`` is 0, is not a power of two (the message names the next
+        power of two to zero-pad to) or is above 2**30, if the input is 0-dimensional, if
+        ``n_threads`` is above 1024, or if the result is not finite.
     RuntimeError
         If the system cannot start ``n_threads`` threads.
     KeyboardInterrupt
@@ -101,11 +103,21 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     Rows are spread over threads; the GIL is released during the computation.
 
     The compiled kernel picks its code path once, at the first call, from the CPU's features:
-    AVX-512, AVX2+FMA or portable scalar C (``randfeat._lib._fwht.isa()`` names it).  The
-    environment variable ``RANDFEAT_FWHT_ISA`` (``scalar``, ``avx2``, ``avx512`` or ``auto``),
-    read at that first call, caps the choice.  Every path performs the same exactly rounded
-    butterflies in the same order, so the results are bit-identical across code paths, thread
-    counts and machines.
+    AVX-512, AVX2+FMA or portable scalar C (:func:`randfeat.show_config` names it).  The
+    environment variable ``RANDFEAT_ISA`` (``scalar``, ``avx2``, ``avx512`` or ``auto``; the
+    older name ``RANDFEAT_FWHT_ISA`` also works), read at that first call, caps the choice.
+    Every path performs the same exactly rounded butterflies in the same order, so the results
+    are bit-identical across code paths, thread counts and machines.  The SIMD paths have two
+    butterfly schedules, with the same bits: ``"add"`` (vector additions and subtractions) and
+    ``"fma"`` (the subtractions issued as FMAs by -1, exact, on the FMA pipes that the additions
+    leave idle on cores where they are separate).  The environment variable
+    ``RANDFEAT_FWHT_SCHEDULE`` (``add``, ``fma`` or ``auto``), read at the first call, selects
+    it; ``auto`` is ``"fma"`` on AMD Zen 4, where it measured 1-11 % faster, and ``"add"``
+    elsewhere (not measured on other CPUs).  :func:`randfeat.show_config` reports it.
+
+    With ``out=None`` (or an ``out`` that shares no memory with ``x``) and C-contiguous rows
+    along the last axis, the kernel's first pass reads ``x`` and writes the result: no separate
+    copy of ``x`` is made.
 
     Examples
     --------
@@ -128,6 +140,11 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
                          "wrap a scalar as np.atleast_1d(x)")
     ax = _normalize_axis(axis, xa.ndim)
     d = xa.shape[ax]
+    if d == 0:
+        raise ValueError(
+            f"fwht: x has length 0 along axis {axis} (shape {xa.shape}): an empty vector cannot "
+            "be transformed (the length must be a power of two, at least 1); transform along "
+            "an axis that holds values, or skip the call for empty data")
     if not is_power_of_two(d):
         raise ValueError(
             f"fwht: the length of x along axis {axis} must be a power of two, got {d}; "
@@ -151,16 +168,27 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
 
     last = ax == xa.ndim - 1  # fast path: no axis moves
     xm = xa if last else np.moveaxis(xa, ax, -1)
+    # rows the kernel can read directly: its first pass reads them and writes the result (one
+    # pass over memory fewer than a copy followed by an in-place transform)
+    direct = xm.flags.c_contiguous and xm.flags.aligned
     if out is None:
+        if last and direct:
+            buf = _aligned_empty(xm.shape, dtype)
+            _run(buf, log_n, n_thr, scale, check_finite, src=xm)
+            return buf
         buf = _aligned_copy(xm, dtype)
         _run(buf, log_n, n_thr, scale, check_finite)
         return buf if last else np.ascontiguousarray(np.moveaxis(buf, -1, ax))
 
     om = out if last else np.moveaxis(out, ax, -1)
     if om.flags.c_contiguous:
-        if out is not x:
+        if out is x:
+            _run(om, log_n, n_thr, scale, check_finite)
+        elif direct and not np.may_share_memory(om, xm):
+            _run(om, log_n, n_thr, scale, check_finite, src=xm)
+        else:  # overlapping (np.copyto handles it) or strided input
             np.copyto(om, xm)
-        _run(om, log_n, n_thr, scale, check_finite)
+            _run(om, log_n, n_thr, scale, check_finite)
     else:
         buf = _aligned_copy(xm, dtype)
         try:
@@ -170,18 +198,23 @@ def fwht(x, *, axis=-1, normalize=False, out=None, n_threads=None, check_finite=
     return out
 
 
-def _aligned_copy(a, dtype, align=64):
-    """C-contiguous copy of ``a`` whose data starts on a ``align``-byte boundary.
+def _aligned_empty(shape, dtype, align=64):
+    """Uninitialised C-contiguous array whose data start on a ``align``-byte boundary.
 
-    The SIMD kernels load whole cache lines; a row that starts mid-line costs ~10% more.
-    Small arrays (where reading the address would cost more than it saves) are copied plainly.
+    The SIMD kernels store whole vectors; a row that starts mid-line costs 5-30 % more.  Small
+    arrays (where reading the address would cost more than it saves) are allocated plainly.
     """
-    nbytes = a.size * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < 1 << 16:
-        return np.array(a, dtype=dtype, order="C", copy=True)
+        return np.empty(shape, dtype=dtype)
     raw = np.empty(nbytes + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
-    buf = raw[off:off + nbytes].view(dtype).reshape(a.shape)
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _aligned_copy(a, dtype, align=64):
+    """C-contiguous copy of ``a`` whose data start on a ``align``-byte boundary."""
+    buf = _aligned_empty(a.shape, dtype, align)
     np.copyto(buf, a)
     return buf
 
@@ -202,9 +235,12 @@ def _check_out(out, xa, dtype, converted=False):
                          "(e.g. np.empty_like(x)) or out=None")
 
 
-def _run(a, log_n, n_thr, scale, check_finite):
+def _run(a, log_n, n_thr, scale, check_finite, src=None):
+    """Transform the rows of ``a`` in place, or write the transform of ``src``'s rows to ``a``
+    (``src`` C-contiguous, of ``a``'s shape, sharing no memory with it)."""
     rows = a.reshape(-1, a.shape[-1])  # a is C-contiguous: a view
-    n_bad = _fwht.fwht_rows(rows, log_n, n_thr, scale, bool(check_finite))
+    src_rows = None if src is None else src.reshape(rows.shape)
+    n_bad = _fwht.fwht_rows(rows, log_n, n_thr, scale, bool(check_finite), src_rows)
     if n_bad:
         raise ValueError(
             f"fwht: the result holds NaN or infinity in {n_bad} of {rows.shape[0]} transformed "

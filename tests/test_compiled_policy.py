@@ -391,6 +391,42 @@ def test_isa_env_var_caps_every_kernel():
     assert res.stdout.strip() == "['scalar']"
 
 
+@pytest.mark.parametrize("level", ["scalar", "avx2", "avx512"])
+def test_isa_env_var_fused_check(level):
+    """Under RANDFEAT_ISA (read once, at the first kernel call) the fused finiteness check of
+    fwht names the bad rows on that level: an overflow in the last pass at the last output of
+    one row of three, in place and out of place, float32 and float64."""
+    from randfeat._lib import _cpu
+    if level not in _cpu.available_isas():
+        pytest.skip(f"{level} not supported here")
+    res = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent("""
+            import numpy as np
+            from randfeat import fwht, show_config
+            assert show_config(as_dict=True)["simd"]["kernels"]["fwht"] == LEVEL
+            for dt in (np.float32, np.float64):
+                for log_n in (3, 10, 14):
+                    d = 1 << log_n
+                    x = np.zeros((3, d), dt)
+                    # x = c h_{d-1}: its transform overflows at output d-1 only, in the last pass
+                    par = np.bitwise_count(np.arange(d, dtype=np.uint64) & np.uint64(d - 1)) & 1
+                    x[1] = np.where(par, -1.0, 1.0) * (float(np.finfo(dt).max) * (1.5 / d))
+                    for out in (None, x.copy()):
+                        try:
+                            fwht(x, out=out)
+                        except ValueError as e:
+                            assert "in 1 of 3 transformed vectors" in str(e), e
+                        else:
+                            raise AssertionError((dt, log_n))
+            print("ok")
+        """).replace("LEVEL", repr(level))],
+        env=dict(os.environ, RANDFEAT_ISA=level,
+                 PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")),
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "ok"
+
+
 # --- show_config and the package's rooms -----------------------------------------------------
 
 def test_show_config_reports_every_kernel(capsys):

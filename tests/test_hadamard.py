@@ -8,6 +8,7 @@ with ``scipy.linalg.hadamard`` are exact in float32 and float64.
 
 import functools
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from randfeat import fwht
-from randfeat._lib import _fwht
+from randfeat._lib import _cpu, _fwht
 
 RTOL = {np.float32: 2e-5, np.float64: 1e-12}
 
@@ -56,10 +57,14 @@ def _available_isas():
 ISAS = _available_isas()
 
 
+SCHEDULES = ("add", "fma")
+
+
 @pytest.fixture
 def restore_isa():
     yield
     _fwht.set_isa("auto")
+    _cpu.set_fwht_schedule("auto")
 
 
 # ----------------------------------------------------------------------------- values
@@ -293,7 +298,7 @@ def test_out_errors():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("d, nxt", [(0, 1), (3, 4), (5, 8), (6, 8), (7, 8), (12, 16),
+@pytest.mark.parametrize("d, nxt", [(3, 4), (5, 8), (6, 8), (7, 8), (12, 16),
                                     (1000, 1024), (1025, 2048)])
 def test_not_power_of_two(d, nxt):
     with pytest.raises(ValueError, match=re.escape(
@@ -303,6 +308,18 @@ def test_not_power_of_two(d, nxt):
     with pytest.raises(ValueError, match=re.escape(f"along axis 0 must be a power of two, "
                                                    f"got {d}; zero-pad it to {nxt}")):
         fwht(np.ones((d, 4)), axis=0)
+
+
+@pytest.mark.parametrize("shape, axis", [((2, 0), -1), ((0,), 0), ((0, 4), 0), ((3, 0, 2), 1)])
+def test_empty_axis(shape, axis):
+    """An empty transform axis is an error that says so (issue 29: it used to advise zero-padding
+    to length 1), while an empty batch axis is fine."""
+    x = np.ones(shape)
+    with pytest.raises(ValueError, match=re.escape(
+            f"fwht: x has length 0 along axis {axis} (shape {shape}): an empty vector cannot be "
+            "transformed (the length must be a power of two, at least 1); transform along an "
+            "axis that holds values, or skip the call for empty data")):
+        fwht(x, axis=axis)
 
 
 def test_other_argument_errors():
@@ -364,11 +381,15 @@ def test_thread_count_bit_identical_large(shape):
                 assert_array_equal(fwht(x, normalize=normalize, n_threads=t), ref)
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("isa", [i for i in ISAS if i != "scalar"] or ["(none)"])
-def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
-    """Every SIMD code path gives exactly the scalar reference's bits, log_n = 0 .. 20."""
+def test_simd_paths_bit_identical_to_scalar(isa, schedule, restore_isa):
+    """Every SIMD code path, with either butterfly schedule (subtractions as vector subtractions
+    or as FMAs by -1), gives exactly the scalar reference's bits, log_n = 0 .. 20, with and
+    without the fused check."""
     if isa == "(none)":
         pytest.skip("no SIMD code path on this CPU/build")
+    _cpu.set_fwht_schedule(schedule)
     rng = np.random.default_rng(4)
     for log_n in range(21):
         d = 1 << log_n
@@ -381,8 +402,11 @@ def test_simd_paths_bit_identical_to_scalar(isa, restore_isa):
             _fwht.set_isa(isa)
             got = x.copy()
             _fwht.fwht_rows(got, log_n, 2)
-            assert _fwht.isa() == isa
+            assert _fwht.isa() == isa and _cpu.fwht_schedule() == schedule
             assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} log_n={log_n}")
+            got = x.copy()
+            assert _fwht.fwht_rows(got, log_n, 1, 1.0, True) == 0
+            assert_array_equal(got, ref, err_msg=f"{isa} {dtype.__name__} log_n={log_n} checked")
             if log_n <= 12:
                 assert_allclose(got, _ref(x).astype(dtype),
                                 rtol=0, atol=RTOL[dtype] * np.sqrt(d) * 8 * (log_n + 1))
@@ -402,13 +426,15 @@ def _butterfly_int(x):
     return y
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("isa", ISAS)
-def test_exact_on_integers_to_2_20_every_isa(isa, restore_isa):
+def test_exact_on_integers_to_2_20_every_isa(isa, schedule, restore_isa):
     """Integers in [-8, 8] have exact partial sums (|sum| <= 2**23 < 2**24) for every d up to
     2**20, so every code path, aligned or not, must return exactly the int64 butterfly of NumPy,
     log_n = 0 .. 20 (the cache-blocked passes start above 2**11 / 2**12)."""
     rng = np.random.default_rng(7)
     _fwht.set_isa(isa)
+    _cpu.set_fwht_schedule(schedule)
     for log_n in range(21):
         d = 1 << log_n
         x = _ints(rng, (max(2, min(4, 2**15 // d)), d), np.float64)
@@ -474,6 +500,33 @@ def test_set_isa_errors(restore_isa):
     assert _fwht.isa() == ISAS[-1]
 
 
+def test_schedule_setting_and_env_var(restore_isa):
+    """RANDFEAT_FWHT_SCHEDULE (read once, at the first transform) selects the schedule, which
+    show_config reports; "auto" is "fma" on AMD family 19h with AVX-512 (Zen 4), else "add"; an
+    unknown name is a clear error from the setter."""
+    with pytest.raises(ValueError, match="unknown FWHT schedule 'mul'"):
+        _cpu.set_fwht_schedule("mul")
+    for name in SCHEDULES:
+        _cpu.set_fwht_schedule(name)
+        assert _cpu.fwht_schedule() == name
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import numpy as np, randfeat; randfeat.fwht(np.ones(64)); "
+            "print(randfeat.show_config(as_dict=True)['simd']['fwht_schedule'])")
+    for name in ("add", "fma", "auto"):
+        env = dict(os.environ, RANDFEAT_FWHT_SCHEDULE=name,
+                   PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True, cwd=root).stdout.split()
+        if name == "auto":
+            cpuinfo = pathlib.Path("/proc/cpuinfo")
+            info = cpuinfo.read_text() if cpuinfo.exists() else ""
+            zen4 = ("AuthenticAMD" in info and re.search(r"^cpu family\s*:\s*25$", info, re.M)
+                    and " avx512f " in info)
+            assert out == ["fma" if zen4 else "add"]
+        else:
+            assert out == [name]
+
+
 def test_env_var_forces_scalar():
     """RANDFEAT_FWHT_ISA, read once at the first transform, caps the code path."""
     code = ("import numpy as np; from randfeat import fwht; from randfeat._lib import _fwht; "
@@ -493,3 +546,145 @@ def test_docstring_examples():
 
     res = doctest.testmod(randfeat.hadamard, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+# ------------------------------------------------------------------ the fused finiteness check
+
+# Lengths that exercise every code path of each ISA's kernel: the scalar code (log_n < lanes),
+# the in-register block alone (up to 2**8 / 2**7 / 2**6 / 2**5), the block then radix-2/4/8/16
+# passes inside L1, and the cache-blocked recursion whose last pass is the top radix pass
+# (2**13: a radix-2 top pass, 2**15, 2**16, 2**17).
+CHECK_LOGS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17]
+
+
+def _spike(d, k, dtype, factor):
+    """x = c h_k (h_k the k-th row of the Sylvester Hadamard matrix, c = factor * max / d, max
+    the dtype's largest finite value): the transform is d c e_k = factor max e_k, and every
+    intermediate value is c times a power of two up to d/2, so with 1 < factor < 2 only output k
+    overflows, and only in the last level."""
+    # the Sylvester matrix entry (k, j) is (-1)**popcount(k & j)
+    parity = np.bitwise_count(np.arange(d, dtype=np.uint64) & np.uint64(k)) & 1
+    return (np.where(parity, -1.0, 1.0) * (float(np.finfo(dtype).max) * (factor / d))
+            ).astype(dtype)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_check_catches_overflow_at_any_output_every_isa(isa, dtype, restore_isa):
+    """A single output that overflows in the last pass (finite input, finite intermediates) is
+    caught wherever it is: first, last, and inner positions (the last pass's first and last
+    vector, a vector's first and last lane), in one row of many, in place and out of place,
+    with and without normalize; the same values just below the overflow pass the check with the
+    same bits as check_finite=False (no false alarm)."""
+    _fwht.set_isa(isa)
+    for log_n in CHECK_LOGS[1:]:  # d = 1 has no level to overflow in
+        d = 1 << log_n
+        ks = {0, d - 1, d // 2, max(0, d // 2 - 1), max(0, d - 17)}
+        if log_n <= 13:
+            ks |= {min(d - 1, 15), min(d - 1, 16), min(d - 1, 255), min(d - 1, 256)}
+        for k in sorted(ks):
+            n_rows = 5
+            x = np.zeros((n_rows, d), dtype)
+            x[0] = 1.0
+            x[3] = _spike(d, k, dtype, 1.5)
+            where = f"{isa} {dtype.__name__} log_n={log_n} k={k}"
+            for normalize in (False, True):
+                with pytest.raises(ValueError, match=r"NaN or infinity in 1 of 5 transformed"):
+                    fwht(x, normalize=normalize)                       # out of place
+                y = x.copy()
+                with pytest.raises(ValueError, match=r"NaN or infinity in 1 of 5 transformed"):
+                    fwht(y, out=y, normalize=normalize)                # in place
+                ref = fwht(x, normalize=normalize, check_finite=False)
+                assert np.isinf(ref[3, k]), where
+                assert np.isfinite(np.delete(ref[3], k)).all(), where
+                assert_array_equal(y, ref, err_msg=where)  # out holds the transform
+            ok = x.copy()
+            ok[3] = _spike(d, k, dtype, 0.99)
+            assert_array_equal(fwht(ok), fwht(ok, check_finite=False), err_msg=where)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_check_catches_non_finite_input_every_isa(isa, dtype, bad, restore_isa):
+    """NaN/Inf in the input at the first or last element or inside a row, in one row of many
+    (or several rows, on two threads): the count of rows is exact, the other rows' results are
+    the unchecked transform's bits."""
+    _fwht.set_isa(isa)
+    rng = np.random.default_rng(11)
+    for log_n in CHECK_LOGS:
+        d = 1 << log_n
+        n_rows = max(3, min(64, 2**16 // d))
+        for pos in sorted({0, d - 1, d // 3}):
+            x = rng.standard_normal((n_rows, d)).astype(dtype)
+            x[n_rows - 1, pos] = bad
+            with pytest.raises(ValueError, match=(
+                    f"NaN or infinity in 1 of {n_rows} transformed vectors")):
+                fwht(x, n_threads=1)
+            x[0, d - 1 - pos] = bad
+            with pytest.raises(ValueError, match=(
+                    f"NaN or infinity in 2 of {n_rows} transformed vectors")):
+                fwht(x, n_threads=2)
+            y = fwht(x, check_finite=False)
+            assert not np.isfinite(y[[0, -1]]).any()
+            assert_array_equal(y[1:-1], fwht(x[1:-1]))
+
+
+def test_check_scalar_path_sizes_every_isa(restore_isa):
+    """Rows shorter than a vector (the scalar code inside the SIMD paths) and 1-long rows."""
+    for isa in ISAS:
+        _fwht.set_isa(isa)
+        for dtype in (np.float32, np.float64):
+            for log_n in range(5):
+                d = 1 << log_n
+                x = np.ones((4, d), dtype)
+                x[2, d - 1] = np.inf
+                with pytest.raises(ValueError, match="in 1 of 4 transformed vectors"):
+                    fwht(x)
+                with pytest.raises(ValueError, match="in 1 of 4 transformed vectors"):
+                    fwht(x, normalize=True)
+
+
+def test_out_of_place_reads_input_directly_same_bits(restore_isa):
+    """out=None, a separate out, out=x, a non-contiguous input and an overlapping out all give
+    the same bits (the first three through the kernel's source pointer or in place, the last
+    two through a copy); the input is never modified."""
+    rng = np.random.default_rng(12)
+    for isa in ISAS:
+        _fwht.set_isa(isa)
+        for dtype in (np.float32, np.float64):
+            for log_n in (0, 3, 7, 10, 13, 16):
+                d = 1 << log_n
+                x = rng.standard_normal((3, d)).astype(dtype)
+                keep = x.copy()
+                ref = x.copy()
+                _fwht.fwht_rows(ref, log_n, 1)
+                assert_array_equal(fwht(x), ref)
+                out = np.empty_like(x)
+                assert fwht(x, out=out) is out
+                assert_array_equal(out, ref)
+                raw = np.empty(3 * d + 1, dtype)                 # misaligned input rows
+                xm = raw[1:].reshape(3, d)
+                xm[...] = x
+                assert_array_equal(fwht(xm), ref)
+                assert_array_equal(x, keep)
+                assert_array_equal(xm, keep)
+                big = np.zeros((4, d), dtype)                    # out overlaps x (shifted rows)
+                big[:3] = x
+                assert fwht(big[:3], out=big[1:]) is not None
+                assert_array_equal(big[1:], ref)
+
+
+def test_fwht_rows_src_errors():
+    x = np.zeros((2, 8))
+    with pytest.raises(ValueError, match=r"src has shape \(3, 8\), expected \(2, 8\)"):
+        _fwht.fwht_rows(x, 3, 1, 1.0, False, np.zeros((3, 8)))
+    big = np.zeros((3, 8))
+    with pytest.raises(ValueError, match="src and x overlap"):
+        _fwht.fwht_rows(big[1:], 3, 1, 1.0, False, big[:2])
+    with pytest.raises(ValueError, match="src and x overlap"):
+        _fwht.fwht_rows(x, 3, 1, 1.0, False, x)
+    src = np.arange(16.0).reshape(2, 8)
+    src.flags.writeable = False                                  # read-only source is fine
+    _fwht.fwht_rows(x, 3, 1, 1.0, False, src)
+    assert_array_equal(x, _ref(src))

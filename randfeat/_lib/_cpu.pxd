@@ -8,10 +8,14 @@ from cython cimport floating
 # FWHT (src/fwht.h): 0, or -1 when log_n is outside [0, 30]
 cdef int fwht_float(float *x, int log_n) noexcept nogil
 cdef int fwht_double(double *x, int log_n) noexcept nogil
-cdef int fwht_scaled_float(float *x, int log_n, float s) noexcept nogil
-cdef int fwht_scaled_double(double *x, int log_n, double s) noexcept nogil
-cdef int all_finite_float(const float *x, Py_ssize_t n) noexcept nogil
-cdef int all_finite_double(const double *x, Py_ssize_t n) noexcept nogil
+# out of place (src NULL: in place), scaled (flags & FWHT_SCALE) and/or checked for NaN/Inf
+# (flags & FWHT_CHECK): -1 refused, 1 non-finite result (when checked), else 0
+cdef enum:
+    FWHT_SCALE = 1
+    FWHT_CHECK = 2
+cdef int fwht_ex_float(float *x, const float *src, int log_n, float s, int flags) noexcept nogil
+cdef int fwht_ex_double(double *x, const double *src, int log_n, double s,
+                        int flags) noexcept nogil
 
 # RFF trigonometric parts (src/rff_trig.h): 1 when a projection was not finite, else 0
 cdef int rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept nogil

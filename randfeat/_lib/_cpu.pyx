@@ -18,11 +18,12 @@ cdef extern from "rf_isa.h" nogil:
 cdef extern from "fwht.h" nogil:
     int rf_fwht_float(float *x, int log_n) noexcept
     int rf_fwht_double(double *x, int log_n) noexcept
-    int rf_fwht_scaled_float(float *x, int log_n, float s) noexcept
-    int rf_fwht_scaled_double(double *x, int log_n, double s) noexcept
-    int rf_all_finite_float(const float *x, Py_ssize_t n) noexcept
-    int rf_all_finite_double(const double *x, Py_ssize_t n) noexcept
+    int rf_fwht_ex_float(float *x, const float *src, int log_n, float s, int flags) noexcept
+    int rf_fwht_ex_double(double *x, const double *src, int log_n, double s,
+                          int flags) noexcept
     const char *rf_fwht_isa() noexcept
+    const char *rf_fwht_schedule() noexcept
+    int rf_fwht_set_schedule(const char *name) noexcept
 
 cdef extern from "rff_trig.h" nogil:
     int rf_rff_paired_split_double(double *c, double *s, Py_ssize_t m, double scale) noexcept
@@ -55,17 +56,12 @@ cdef int fwht_float(float *x, int log_n) noexcept nogil:
 cdef int fwht_double(double *x, int log_n) noexcept nogil:
     return rf_fwht_double(x, log_n)
 
-cdef int fwht_scaled_float(float *x, int log_n, float s) noexcept nogil:
-    return rf_fwht_scaled_float(x, log_n, s)
+cdef int fwht_ex_float(float *x, const float *src, int log_n, float s, int flags) noexcept nogil:
+    return rf_fwht_ex_float(x, src, log_n, s, flags)
 
-cdef int fwht_scaled_double(double *x, int log_n, double s) noexcept nogil:
-    return rf_fwht_scaled_double(x, log_n, s)
-
-cdef int all_finite_float(const float *x, Py_ssize_t n) noexcept nogil:
-    return rf_all_finite_float(x, n)
-
-cdef int all_finite_double(const double *x, Py_ssize_t n) noexcept nogil:
-    return rf_all_finite_double(x, n)
+cdef int fwht_ex_double(double *x, const double *src, int log_n, double s,
+                        int flags) noexcept nogil:
+    return rf_fwht_ex_double(x, src, log_n, s, flags)
 
 cdef int rff_paired_split_float(float *c, float *s, Py_ssize_t m, float scale) noexcept nogil:
     return rf_rff_paired_split_float(c, s, m, scale)
@@ -131,6 +127,23 @@ def kernel_isas():
     (a kernel without variants for a level runs its "scalar" code there)."""
     trig = rf_rff_trig_isa().decode("ascii")
     return {"fwht": rf_fwht_isa().decode("ascii"), "rff_trig": trig, "fastfood": trig}
+
+
+def fwht_schedule():
+    """The FWHT's butterfly schedule on the SIMD paths: "add" (vector additions and
+    subtractions) or "fma" (the subtractions as exact FMAs by -1, for cores whose FMA pipes are
+    apart from their add pipes); the same bits either way.  Chosen at the first transform from
+    ``RANDFEAT_FWHT_SCHEDULE`` (add, fma or auto: "fma" on AMD Zen 4, where it was measured
+    faster, "add" elsewhere)."""
+    return rf_fwht_schedule().decode("ascii")
+
+
+def set_fwht_schedule(name):
+    """Select the FWHT's butterfly schedule ("add", "fma" or "auto"; tests and benchmarks only,
+    not thread-safe).  Raises ValueError for an unknown name."""
+    cdef bytes b = str(name).encode("ascii")
+    if rf_fwht_set_schedule(b) != 0:
+        raise ValueError(f"unknown FWHT schedule {name!r}; use 'add', 'fma' or 'auto'")
 
 
 def set_isa(name):
