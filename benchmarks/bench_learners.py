@@ -34,6 +34,16 @@ Usage::
     python benchmarks/bench_learners.py --datasets adult --D 1000 --repeats 5
     python benchmarks/bench_learners.py --json out.json
     python benchmarks/bench_learners.py --datasets cpu_act --D 4000 --solver pcg --threads 1
+    python benchmarks/bench_learners.py --selection --datasets cpu_act --D 4000
+
+``--selection [loo,gcv,evidence,holdout]`` times randfeat's choice of alpha instead (issue 32):
+per repeat, in fresh processes and interleaved, the **default call**
+``RandomFeatureRidge(RandomFourierFeatures(D, sigma))`` first (leave-one-out over the default
+grid of 9 alphas), then a **single-alpha** fit (``alphas=alpha``: the Gram pass and one Cholesky
+factorisation), then every listed criterion explicitly; each with the time of its phases (the
+Gram pass, the eigendecomposition, the leave-one-out pass, the solves), the flop counts of the
+passes, and the ratio to the single-alpha fit of the same repeat.  ``--gram-dtype`` is then the
+learners' own default unless given.
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MiB = 2.0 ** 20
 # sigma of the Gaussian kernel and alpha (scikit-learn's scale) per data set
@@ -137,6 +148,156 @@ else:
     err = float(np.sqrt(np.mean((pred - yte) ** 2)))
 print(json.dumps(dict(wall=wall, peak=peak, before=before, err=err)))
 """
+
+
+SELECTION_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+a = np.load({path!r})
+Xtr, Xte, ytr, yte = a["Xtr"], a["Xte"], a["ytr"], a["yte"]
+import randfeat.linear._fit as F
+import randfeat.linear._selection as S
+import randfeat.linear._statistics as ST
+from randfeat import RandomFourierFeatures
+from randfeat.linear import RandomFeatureRidge
+phases = {{}}
+
+def timed(owner, name, label):
+    real = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            phases[label] = phases.get(label, 0.0) + time.perf_counter() - t0
+    setattr(owner, name, wrapper)
+
+timed(F.InMemoryRows, "statistics", "gram pass")
+timed(F.InMemoryRows, "loo", "loo pass")
+timed(S.Spectrum, "from_statistics", "eigendecomposition")
+timed(ST.RidgeStatistics, "_path", "solves")
+method, D, sigma, alpha, seed = {method!r}, {D}, {sigma}, {alpha}, {seed}
+feats = RandomFourierFeatures(D, sigma=sigma, features="phase", random_state=seed)
+kw = {{}} if {gram_dtype!r} is None else dict(gram_dtype={gram_dtype!r})
+if method == "default":
+    model = RandomFeatureRidge(feats)
+elif method == "single":
+    model = RandomFeatureRidge(feats, alphas=alpha, **kw)
+else:
+    model = RandomFeatureRidge(feats, selection=method, random_state=seed, **kw)
+t0 = time.perf_counter()
+model.fit(Xtr, ytr)
+wall = time.perf_counter() - t0
+rmse = float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2)))
+print(json.dumps(dict(wall=wall, phases=phases, err=rmse, alpha=float(model.alpha_),
+                      n=int(Xtr.shape[0]), gram_dtype=model.gram_dtype)))
+"""
+
+
+def run_selection_child(path, method, D, seed, args, settings):
+    code = SELECTION_CHILD.format(root=str(ROOT), path=str(path), method=method, D=D,
+                                  sigma=settings["sigma"], alpha=settings["alpha"], seed=seed,
+                                  gram_dtype=args.gram_dtype)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if args.threads is not None:
+        for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[k] = str(args.threads)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return dict(error=out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def flops(n, D, L=9):
+    """Flop counts of the passes (multiply-adds counted as 2): the Gram's syrk n D^2, a Cholesky
+    factorisation D^3 / 3, a symmetric eigendecomposition with vectors about 9 D^3 (tridiagonal
+    reduction 4/3 D^3, the rest the eigenvectors' back-transformation and the tridiagonal
+    solver), the leave-one-out pass's rotation 2 n D^2 (one gemm) and its 2 n D L (K + 1) per
+    grid (K = 1)."""
+    return {"gram (syrk) n D^2": n * D * D, "cholesky D^3/3": D ** 3 / 3,
+            "eigendecomposition ~9 D^3": 9 * D ** 3, "loo rotation 2 n D^2": 2 * n * D * D,
+            "loo per-alpha 4 n D L": 4 * n * D * L}
+
+
+def selection_main(args):
+    """The ``--selection`` mode (module docstring)."""
+    import randfeat
+
+    cfg = randfeat.show_config(as_dict=True)
+    simd = cfg.get("simd", {}).get("selected")
+    blas = [f"{p['internal_api']} {p.get('version')} ({p.get('architecture')})"
+            for p in cfg.get("threadpools", []) if p.get("user_api") == "blas"]
+    from _timing import load_average
+
+    crit = [c for c in args.selection.split(",") if c]
+    methods = ["default", "single"] + [c for c in crit if c != "default"]
+    cache = Path(tempfile.gettempdir()) / "randfeat_bench_learners"
+    cache.mkdir(exist_ok=True)
+    print(f"randfeat {randfeat.__version__}; cpu: {cfg['machine'].get('cpu')} "
+          f"({cfg['machine'].get('usable_cpus')} usable); simd: {simd}; BLAS: "
+          f"{', '.join(blas)}; load average {load_average()}; BLAS threads "
+          f"{args.threads or 'all'}; {args.repeats} interleaved repeats, each fit in a fresh "
+          f"process; methods {methods}", flush=True)
+    results = dict(config=cfg, loadavg_start=os.getloadavg(), methods=methods, runs=[])
+    table = []
+    for name in args.datasets.split(","):
+        st = SETTINGS[name]
+        if st["task"] != "regression":
+            print(f"{name}: --selection times the regressor; skipped (a classification set)")
+            continue
+        path = prepare(name, cache)
+        for D in (int(s) for s in args.D.split(",")):
+            per = {m: [] for m in methods}
+            load = []
+            for r in range(args.repeats):
+                for m in methods:
+                    load.append(os.getloadavg()[0])
+                    res = run_selection_child(path, m, D, r, args, st)
+                    res.update(method=m, dataset=name, D=D, seed=r, load=load[-1])
+                    results["runs"].append(res)
+                    if "error" in res:
+                        print(f"{name} D={D} {m} seed {r}: FAILED {res['error']}", flush=True)
+                        continue
+                    per[m].append(res)
+                    ph = ", ".join(f"{k} {v:.2f} s" for k, v in res["phases"].items())
+                    print(f"{name} D={D} {m} seed {r}: {res['wall']:.2f} s ({ph}); alpha "
+                          f"{res['alpha']:.3g}, test RMSE {res['err']:.4f}, load {load[-1]:.1f}",
+                          flush=True)
+            n = per["single"][0]["n"] if per["single"] else 0
+            row = dict(dataset=name, D=D, n=n, load=(min(load), max(load)), flops=flops(n, D))
+            for m in methods:
+                if not per[m] or not per["single"]:
+                    continue
+                ratios = [a["wall"] / b["wall"] for a, b in zip(per[m], per["single"],
+                                                               strict=False)]
+                row[m] = dict(wall=summary(per[m], "wall"),
+                              ratio=(float(min(ratios)), float(np.median(ratios))),
+                              phases={k: float(np.median([x["phases"].get(k, 0.0)
+                                                          for x in per[m]]))
+                                      for k in {k for x in per[m] for k in x["phases"]}},
+                              err=float(np.mean([x["err"] for x in per[m]])),
+                              alpha=[x["alpha"] for x in per[m]])
+            table.append(row)
+    results["table"] = table
+    results["loadavg_end"] = os.getloadavg()
+    print("\n| data set (n) | D | fit | time min / median | ratio to single alpha (min / "
+          "median, paired by repeat) | phases (median) | test RMSE | load |")
+    print("|---" * 8 + "|")
+    for row in table:
+        for m in methods:
+            x = row.get(m)
+            if not x:
+                continue
+            ph = "; ".join(f"{k} {v:.2f} s" for k, v in sorted(x["phases"].items()))
+            print(f"| {row['dataset']} ({row['n']:,}) | {row['D']} | {m} | {x['wall'][0]:.2f} / "
+                  f"{x['wall'][1]:.2f} s | {x['ratio'][0]:.2f}x / {x['ratio'][1]:.2f}x | {ph} | "
+                  f"{x['err']:.4f} | {row['load'][0]:.1f}-{row['load'][1]:.1f} |")
+        fl = "; ".join(f"{k}: {v:.2e}" for k, v in row["flops"].items())
+        print(f"|   | | flops | {fl} |" + " |" * 4)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
 
 
 def run_child(path, method, D, seed, args, settings):
@@ -245,8 +406,20 @@ def main(argv=None):
     ap.add_argument("--precision", action="store_true",
                     help="only compare gram_dtype float32 with float64 (same process, seeds "
                          "0 .. repeats - 1) on every data set and D")
+    ap.add_argument("--selection", nargs="?", const="loo,gcv,evidence,holdout", default=None,
+                    help="time the choice of alpha (default call first, then a single alpha, "
+                         "then these criteria; default: loo,gcv,evidence,holdout) instead of "
+                         "the pipeline comparison")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
+    if args.selection is not None:
+        if "--gram-dtype" not in " ".join(sys.argv if argv is None else argv):
+            args.gram_dtype = None          # the learners' own default
+        if "--datasets" not in " ".join(sys.argv if argv is None else argv):
+            args.datasets = "cpu_act"
+        if "--D" not in (sys.argv if argv is None else argv):
+            args.D = "4000"
+        return selection_main(args)
     import psutil
 
     avail = psutil.virtual_memory().available

@@ -61,6 +61,10 @@ GROUPS = [
          "randfeat.RidgeStatistics",
          "randfeat.ExactKernelRidge",
          "randfeat.linear.AlphaAtGridEdgeWarning",
+      ]),
+      ("Choosing the kernel's length scale", [
+         "randfeat.linear.SigmaSearchCV",
+         "randfeat.linear.SigmaAtGridEdgeWarning",
       ])]),
     ("kernels", "Kernels",
      "Exact kernels: the Gram matrices the maps approximate, their spectral samplers (random "

@@ -204,7 +204,8 @@ def resolve_kernel(kernel, sigma, X, *, require=None, who=None, **params):
 
 # ----------------------------------------------------------------------------- dask
 #: the methods whose first argument may be a dask array (see DaskRouted)
-_DASK_METHODS = ("fit", "fit_transform", "transform", "predict", "decision_function")
+_DASK_METHODS = ("fit", "fit_transform", "transform", "predict", "decision_function",
+                 "partial_fit", "sample_y")
 
 
 def is_dask_array(X) -> bool:
@@ -231,7 +232,8 @@ class DaskRouted:
 
     Every class deriving from it (the feature maps through :class:`RandomFeaturesBase`, the
     learners) has the methods it defines among ``fit``, ``fit_transform``, ``transform``,
-    ``predict`` and ``decision_function`` wrapped, once, when the class is created: a
+    ``predict``, ``decision_function``, ``partial_fit`` and ``sample_y`` wrapped, once, when the
+    class is created: a
     ``dask.array.Array`` as first argument goes to :func:`randfeat.dask.dispatch` (which imports
     dask); anything else to the method itself, after one type check.  No module of the maps or
     learners imports :mod:`randfeat.dask`: it is a leaf of the import graph.  A new feature map

@@ -54,13 +54,20 @@ compute on the workers, per block, the sufficient statistics of its rows, a
 :class:`randfeat.linear.RidgeStatistics` (:math:`Z^\top Z` in float64, :math:`Z^\top Y`,
 :math:`\sum z`, :math:`\sum y`, counts), and reduce them by a fixed tree of merges of at most 8
 parts each (:func:`tree_reduce`), so the :math:`N \times D` feature matrix is never formed.
-With several ``alphas`` the validation split is the in-memory one (same permutation of the rows
-from ``random_state``), the training rows are reduced first, the alpha path is solved, and a
-second pass featurises the validation rows once (their statistics and the validation score of
-every alpha).  The fit is the in-memory one (:mod:`randfeat.linear._fit`: the same split, path,
-selection and final solve), with this module's tree reduction as the source of the statistics;
-only the solvers that stream the statistics (``SOLVERS[name].data == "statistics"``) are
-available.
+With several ``alphas`` the choice of alpha is the in-memory one (``selection``):
+``"gcv"`` and ``"evidence"`` need only the tree-reduced statistics of all rows (one pass, one
+eigendecomposition on the client); ``"loo"`` (the default) takes a **second pass**: the client
+sends the eigenvectors (a D x D float64 array) to the workers, every block featurises the
+in-memory fit's chunks again and returns the summed leave-one-out losses of every alpha, which
+are tree-reduced (:class:`randfeat.linear._selection.LooRows`); ``"holdout"`` uses the in-memory
+validation split (same permutation of the rows from ``random_state``): the training rows are
+reduced first, the alpha path is solved, and a second pass featurises the validation rows once
+(their statistics and the validation score of every alpha).  The fit is the in-memory one
+(:mod:`randfeat.linear._fit`: the same selection and final solve), with this module's tree
+reduction as the source of the statistics; only the solvers that stream the statistics
+(``SOLVERS[name].data == "statistics"``) are available.  ``store_covariance=True`` keeps the
+posterior as in memory; ``predict(X, return_std=True)`` on a dask array and ``partial_fit`` of
+one are refused (compute the rows or blocks first).
 
 *Same features as the in-memory fit.*  The in-memory fit featurises its (training or validation)
 rows in chunks of ``chunk_size`` rows; each block featurises exactly those chunks (reading the
@@ -113,14 +120,17 @@ from randfeat._base import RandomFeaturesBase, is_dask_array
 from randfeat.binning import RandomBinningFeatures
 from randfeat.linear._fit import (
     _is_fitted,
+    fit_spectral,
     fit_statistics,
     fitted_state,
+    plan_fit,
     publish,
     validation_split,
     working_copy,
 )
 from randfeat.linear._inputs import check_alphas
 from randfeat.linear._ridge import _RandomFeatureRidgeBase
+from randfeat.linear._selection import SPECTRAL
 from randfeat.linear._solvers import SOLVERS, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
 
@@ -134,11 +144,16 @@ SPLIT_EVERY = 8
 def dispatch(est, method, X, *args, **kwargs):
     """``est.<method>(X, ...)`` for a dask array ``X``: the entry point of the base classes'
     hook (:class:`randfeat._base.DaskRouted`).  ``method`` is "fit", "fit_transform",
-    "transform", "predict" or "decision_function"."""
+    "transform", "predict" or "decision_function" (or "partial_fit" / "sample_y", refused)."""
     if method == "fit":
         if isinstance(est, _RandomFeatureRidgeBase):
             return fit_ridge(est, X, *args, **kwargs)
         return fit(est, X, *args, **kwargs)
+    if method in ("partial_fit", "sample_y"):
+        raise NotImplementedError(
+            f"{type(est).__name__}.{method} does not take a dask array: "
+            + ("call partial_fit on its blocks, computed (or fit the whole array with fit)"
+               if method == "partial_fit" else "compute the rows first"))
     route = {"fit_transform": fit_transform, "transform": transform, "predict": predict,
              "decision_function": decision_function}.get(method)
     if route is None:  # pragma: no cover - the hook routes only the methods above
@@ -496,6 +511,43 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
     return st, scores
 
 
+def _block_loo(model, Xp, Yp, cut, own, scorer, info):
+    """The summed leave-one-out losses ``model._loo_sums`` (L, m) of the rows of one block,
+    featurised in the in-memory fit's chunks (as :func:`_block_stats` with ``mask=None``), the
+    predictions from ``scorer`` (:class:`randfeat.linear._selection.LooRows`)."""
+    who, i, nblocks, a, b, ra = info
+    lo, hi = own
+    try:
+        Xp = np.concatenate([np.asarray(p) for p in Xp]) if len(Xp) > 1 else np.asarray(Xp[0])
+        Yp = np.concatenate([np.asarray(p) for p in Yp]) if len(Yp) > 1 else np.asarray(Yp[0])
+        Xp, Yp = Xp[cut[0]:cut[1]], Yp[cut[0]:cut[1]]
+        Yp = Yp.reshape(len(Yp), -1)
+        sums = None
+        cs = model._chunk_rows()
+        for t0 in range(0, Xp.shape[0], cs):
+            t1 = min(Xp.shape[0], t0 + cs)
+            k0, k1 = max(lo, t0), min(hi, t1)
+            if k0 >= k1:
+                continue
+            Z = model._chunk_features(Xp[t0:t1])[k0 - t0:k1 - t0]
+            Yc = Yp[k0:k1]
+            part = model._loo_sums(scorer(Z, Yc, None), Yc, None)
+            sums = part if sums is None else sums + part
+    except Exception as exc:
+        raise _block_error(exc, who, i, nblocks, a, b) from exc
+    return sums
+
+
+def _sum_all(*parts):
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return out
+
+
 def _as_dask_y(y, X, who):
     _, da = _import_dask()
     if not is_dask_array(y):
@@ -526,6 +578,31 @@ class _DaskRows:
             mask = np.zeros(self.X.shape[0], dtype=bool)
             mask[rows] = True
         return _reduce(self.model, self.X, self.Y, mask, path, self.who)
+
+    def loo(self, scorer):
+        """The second pass of leave-one-out: every block's summed losses, tree-reduced."""
+        dask, _ = _import_dask()
+        X, Y, model = self.X, self.Y, self.model
+        bounds = _block_bounds(X.chunks[0])
+        model_d = dask.delayed(model, pure=True, traverse=False)
+        scorer_d = dask.delayed(scorer, pure=True, traverse=False)
+        cs = model._chunk_rows()
+        n = X.shape[0]
+        starts = [a for a, _ in bounds]
+        ends = [b for _, b in bounds]
+        Xb, Yb = X.to_delayed().ravel(), Y.to_delayed().ravel()
+        parts = []
+        for i, (a, b) in enumerate(bounds):
+            if a == b:
+                continue
+            A, B = (a // cs) * cs, min(n, -(-b // cs) * cs)
+            j0, j1 = bisect.bisect_right(ends, A), bisect.bisect_left(starts, B)
+            cut = (A - starts[j0], B - starts[j0])
+            parts.append(dask.delayed(_block_loo, pure=True)(
+                model_d, list(Xb[j0:j1]), list(Yb[j0:j1]), cut, (a - A, b - A), scorer_d,
+                (self.who, i, len(bounds), a, b, A)))
+        (res,) = dask.compute(tree_reduce(parts, merge=_sum_all))
+        return res
 
 
 def _reduce(model, X, Y, mask, path, who):
@@ -609,7 +686,7 @@ def fit_ridge(model, X, y, sample_weight=None):
             f"in memory, or pass none")
     X = _check_X(X, who)
     y = _as_dask_y(y, X, who)
-    alphas = check_alphas(model.alphas, model.alpha_scale)
+    alphas = check_alphas(model.alphas, model.alpha_scale, allow_single_zero=True)
     method, spec = resolve_solver(model.solver, False, f"{who}: solver")
     if spec.data != "statistics":
         streaming = [name for name, sp_ in SOLVERS.items() if sp_.data == "statistics"]
@@ -659,20 +736,22 @@ def fit_ridge(model, X, y, sample_weight=None):
     work = working_copy(model)
     work.__dict__ = {k: v for k, v in work.__dict__.items() if not _is_fitted(k)}
     work.__dict__.update(features_=feats, n_features_out_=D, n_features_in_=X.shape[1])
-    split = validation_split(X.shape[0], alphas.size, model.validation_fraction,
-                             model.random_state, who)
+    plan = plan_fit(work, alphas, None, X.shape[0], who)
+    split = validation_split(X.shape[0], alphas.size if plan.selection == "holdout" else 1,
+                             model.validation_fraction, model.random_state, who)
     n_val = None if split[1] is None else len(split[1])
-    W, b, alpha, scores, used = fit_statistics(work, _DaskRows(work, X, Y, who), method, alphas,
-                                               split, n_val, who)
-    state = fitted_state(work, W, b, alpha, alphas, scores, used, np.ones(K, dtype=int), who)
-    state["features_"] = fitted
-    W, b = state.pop("_W"), state.pop("_b")
-    if classifier:
-        state.update(_label_binarizer=lb, classes_=lb.classes_, coef_=W.T.copy(), intercept_=b)
-    elif y.ndim == 1:
-        state.update(coef_=W[:, 0], intercept_=float(b[0]))
+    source = _DaskRows(work, X, Y, who)
+    if plan.selection in SPECTRAL:
+        res = fit_spectral(work, source, alphas, plan, who)
     else:
-        state.update(coef_=W.T.copy(), intercept_=b)
+        res = fit_statistics(work, source, method, alphas, split, n_val, who, plan)
+    state = fitted_state(work, res, alphas, who)
+    state["features_"] = fitted
+    if classifier:
+        state.update(_label_binarizer=lb, classes_=lb.classes_)
+        state = type(model)._coefficients(state)
+    else:
+        state = type(model)._coefficients(state, y.ndim)
     return publish(model, work, state)
 
 
@@ -710,8 +789,13 @@ def decision_function(model, X):
     return s[:, 0] if s.shape[1] == 1 else s
 
 
-def predict(model, X):
-    """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``."""
+def predict(model, X, return_std=False):
+    """Lazy ``model.predict(X)`` for a fitted randfeat learner and a dask array ``X``
+    (``return_std=True`` is not available on dask arrays: NotImplementedError)."""
+    if return_std:
+        raise NotImplementedError(f"{type(model).__name__}.predict: return_std=True is not "
+                                  f"available on dask arrays; compute the rows (or blocks) "
+                                  f"and call predict on them")
     s = _scores(model, X)
     if isinstance(model, ClassifierMixin):
         classes = model.classes_

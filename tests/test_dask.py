@@ -240,9 +240,14 @@ def test_ridge_recovers_from_a_failed_in_place_solve(client, fail_first_dpotrf):
     np.testing.assert_array_equal(m.intercept_, ref.intercept_)
 
 
-def test_ridge_alpha_path_and_passthrough(client, global_random_seed):
+@pytest.mark.parametrize("selection", ["loo", "holdout"])
+def test_ridge_alpha_path_and_passthrough(client, global_random_seed, selection):
+    """The alpha path on dask: the same criterion curve, alpha and model as in memory (the
+    leave-one-out's second pass featurises the in-memory fit's chunks, as the hold-out's
+    validation pass)."""
     X, y = _data(global_random_seed)
-    kw = dict(alphas=np.logspace(-6, 0, 7), random_state=global_random_seed)
+    kw = dict(alphas=np.logspace(-6, 0, 7), random_state=global_random_seed,
+              selection=selection)
     feats = Fastfood(64, sigma=1.5, random_state=global_random_seed)
     mem = RandomFeatureRidge(feats, **kw).fit(X, y)
     for chunks, dtype in ((5000, np.float64), (900, np.float64), (1234, np.float32)):
@@ -251,11 +256,35 @@ def test_ridge_alpha_path_and_passthrough(client, global_random_seed):
             mem = RandomFeatureRidge(feats, **kw).fit(X, y)
         dk = RandomFeatureRidge(feats, **kw).fit(da.from_array(X, chunks=(chunks, -1)), y)
         assert dk.alpha_ == mem.alpha_
-        np.testing.assert_allclose(dk.validation_scores_, mem.validation_scores_, rtol=1e-9)
+        np.testing.assert_allclose(dk.selection_curve_, mem.selection_curve_, rtol=1e-9)
         assert _within(dk.coef_, mem.coef_, _kappa_bound(mem, X))
     p_mem = RandomFeatureRidge(alphas=0.01).fit(X, y)
     p_dk = RandomFeatureRidge(alphas=0.01).fit(da.from_array(X, chunks=(700, -1)), y)
     assert _within(p_dk.coef_, p_mem.coef_, _kappa_bound(p_mem, X))
+
+
+def test_ridge_gcv_evidence_and_the_posterior_on_dask(client):
+    """GCV and the evidence come from the tree-reduced statistics alone (one pass): the same
+    curves and alpha as in memory; the regressor's posterior (store_covariance) too.  What the
+    dask path cannot do is refused: return_std on a dask array, partial_fit of a dask array."""
+    X, y = _data(5, n=3000)
+    f = RandomFourierFeatures(48, sigma=1.5, random_state=0)
+    Xd = da.from_array(X, chunks=(700, -1))
+    for sel in ("gcv", "evidence"):
+        kw = dict(alphas=np.logspace(-4, 2, 7), selection=sel, store_covariance=True)
+        mem = RandomFeatureRidge(f, **kw).fit(X, y)
+        dk = RandomFeatureRidge(f, **kw).fit(Xd, y)
+        np.testing.assert_allclose(dk.selection_curve_, mem.selection_curve_, rtol=1e-9)
+        assert dk.alpha_ == pytest.approx(mem.alpha_, rel=1e-6)
+        np.testing.assert_allclose(dk.noise_variance_, mem.noise_variance_, rtol=1e-6)
+        np.testing.assert_allclose(dk.predict(X[:4], return_std=True)[1],
+                                   mem.predict(X[:4], return_std=True)[1], rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="return_std=True is not available"):
+        dk.predict(Xd, return_std=True)
+    with pytest.raises(NotImplementedError, match="partial_fit does not take a dask array"):
+        RandomFeatureRidge(f).partial_fit(Xd, y)
+    with pytest.raises(NotImplementedError, match="sample_y does not take a dask array"):
+        dk.sample_y(Xd)
 
 
 def test_fixed_chunking_is_bit_identical_across_schedulers(client):

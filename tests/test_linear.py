@@ -61,15 +61,17 @@ def test_passthrough_is_plain_ridge(global_random_seed):
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-9)
 
 
+@pytest.mark.parametrize("selection", ["loo", "holdout"])
 @pytest.mark.parametrize("chunk_size", [1, 7, 64])
-def test_streaming_equals_single_chunk(global_random_seed, chunk_size):
+def test_streaming_equals_single_chunk(global_random_seed, chunk_size, selection):
     X, y = _data(global_random_seed, n=150)
     f = RandomFourierFeatures(32, sigma=1.5, random_state=0)
-    kw = dict(alphas=np.logspace(-6, 0, 5), random_state=global_random_seed)
+    kw = dict(alphas=np.logspace(-6, 0, 5), random_state=global_random_seed,
+              selection=selection)
     a = RandomFeatureRidge(f, chunk_size=chunk_size, **kw).fit(X, y)
     b = RandomFeatureRidge(f, chunk_size=10_000, **kw).fit(X, y)
     assert a.alpha_ == b.alpha_
-    np.testing.assert_allclose(a.validation_scores_, b.validation_scores_, rtol=1e-8)
+    np.testing.assert_allclose(a.selection_curve_, b.selection_curve_, rtol=1e-8)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-8, atol=1e-10)
 
@@ -79,7 +81,7 @@ def test_alpha_path_validation_scores_match_explicit_refits(global_random_seed):
     the final model = Ridge(alpha_) on all rows."""
     X, y = _data(global_random_seed, n=120)
     alphas = [1e-3, 1e-1, 10.0, 100.0]
-    m = RandomFeatureRidge(alphas=alphas, validation_fraction=0.25,
+    m = RandomFeatureRidge(alphas=alphas, validation_fraction=0.25, selection="holdout",
                            random_state=global_random_seed).fit(X, y)
     rng = np.random.default_rng(global_random_seed)
     perm = rng.permutation(len(X))
@@ -91,19 +93,22 @@ def test_alpha_path_validation_scores_match_explicit_refits(global_random_seed):
     np.testing.assert_allclose(m.coef_, Ridge(alpha=m.alpha_).fit(X, y).coef_, rtol=1e-8)
 
 
-@pytest.mark.parametrize("solver", ["lsqr", "cg", "pcg"])
-def test_sparse_path_equals_dense_path(global_random_seed, solver):
-    """Binning features (CSR): LSQR / CG / PCG solution = streaming normal equations
-    (Cholesky)."""
+@pytest.mark.parametrize("selection", ["loo", "holdout"])
+@pytest.mark.parametrize("solver", ["lsqr", "cg", "pcg", "dual"])
+def test_sparse_path_equals_dense_path(global_random_seed, solver, selection):
+    """Binning features (CSR): LSQR / CG / PCG / dual solution = streaming normal equations
+    (Cholesky); with leave-one-out, the dual eigendecomposition's curve (n x n) = the
+    statistics' (D x D and a pass over the rows)."""
     X, y = _data(global_random_seed, n=150, d=3)
     rb = RandomBinningFeatures(8, sigma=2.0, random_state=global_random_seed)
     kw = dict(alphas=[1e-3, 1e-2, 1e-1], alpha_scale="mean", random_state=1, tol=1e-12,
-              max_iter=20_000)
+              max_iter=20_000, selection=selection)
     it = RandomFeatureRidge(rb, solver=solver, **kw).fit(X, y)
     ch = RandomFeatureRidge(rb, solver="cholesky", **kw).fit(X, y)
-    assert it.solver_ == solver and ch.solver_ == "cholesky"
+    assert it.solver_ == solver and ch.solver_ == ("cholesky" if selection == "holdout"
+                                                   else "eigh")
     assert it.alpha_ == ch.alpha_
-    np.testing.assert_allclose(it.validation_scores_, ch.validation_scores_, rtol=1e-6)
+    np.testing.assert_allclose(it.selection_curve_, ch.selection_curve_, rtol=1e-6)
     np.testing.assert_allclose(it.coef_, ch.coef_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(it.predict(X), ch.predict(X), rtol=1e-6, atol=1e-8)
 
@@ -193,8 +198,11 @@ def test_errors():
     m = RandomFeatureRidge(alphas=0.1).fit(X, y)
     with pytest.raises(ValueError, match="X has 3 features, but RandomFeatureRidge is expecting 4"):
         m.predict(X[:, :3])
-    with pytest.raises(ValueError, match="at least 2 samples"):
-        RandomFeatureRidge(alphas=[0.1, 1.0]).fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="at least 2 samples.*n_samples=1"):
+        RandomFeatureRidge(alphas=[0.1, 1.0], selection="holdout").fit(X[:1], y[:1])
+    for sel in ("loo", "gcv", "evidence"):
+        with pytest.raises(ValueError, match=f"selection='{sel}' needs at least 2 samples"):
+            RandomFeatureRidge(alphas=[0.1, 1.0], selection=sel).fit(X[:1], y[:1])
     with pytest.raises(ValueError, match="at least 2 classes"):
         RandomFeatureRidgeClassifier().fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="Unknown label type"):
@@ -202,11 +210,13 @@ def test_errors():
 
 
 def _split_breaks_weight_equivalence(estimator):
-    # With a grid of alphas, fit holds out a random validation split of the *rows*: a row repeated
-    # k times is not a row of weight k there, so the chosen alpha may differ.  With one alpha (no
-    # split) the equivalence holds and the check runs (the single-alpha estimators below).
+    # With a grid of alphas, every selection counts *rows*: leave-one-out leaves one copy of a
+    # repeated row out (not the row of weight k), GCV and the evidence count the rows with a
+    # positive weight, the hold-out split is over rows; so the chosen alpha may differ.  With
+    # one alpha (no selection) the equivalence holds and the check runs (the single-alpha
+    # estimators below).
     if np.size(estimator._check_alphas()) > 1:
-        reason = "the validation split is over rows: repeating a row is not weighting it"
+        reason = "the selection of alpha counts rows: repeating a row is not weighting it"
         return {"check_sample_weight_equivalence_on_dense_data": reason,
                 "check_sample_weight_equivalence_on_sparse_data": reason}
     return {}
@@ -418,7 +428,7 @@ def test_classifier_breaks_error_rate_ties_by_squared_error():
     centres = np.array([[0, 6], [6, 0], [-6, -6]])
     lab = rng.integers(0, 3, size=300)
     X = centres[lab] + rng.normal(size=(300, 2))
-    clf = RandomFeatureRidgeClassifier(random_state=0).fit(X, lab)
+    clf = RandomFeatureRidgeClassifier(random_state=0, selection="holdout").fit(X, lab)
     assert clf.score(X, lab) >= 0.99
     assert clf.alpha_ < clf.alphas_.max()
     errs = np.floor(clf.validation_scores_ * 60 + 0.5) / 60  # 60 validation rows
@@ -449,7 +459,7 @@ def test_same_model_for_every_n_threads(global_random_seed, features, gram_dtype
     fits = [RandomFeatureRidge(f, n_threads=t, **kw).fit(X, y) for t in (1, 2, 3, None)]
     for m in fits[1:]:
         assert m.alpha_ == fits[0].alpha_
-        np.testing.assert_array_equal(m.validation_scores_, fits[0].validation_scores_)
+        np.testing.assert_array_equal(m.selection_curve_, fits[0].selection_curve_)
         np.testing.assert_array_equal(m.coef_, fits[0].coef_)
         np.testing.assert_array_equal(m.intercept_, fits[0].intercept_)
         np.testing.assert_array_equal(m.predict(X), fits[0].predict(X))
@@ -593,7 +603,8 @@ def test_class_weight_changes_the_model_and_is_validated():
     w = np.zeros(200)
     w[perm[40:]] = 1.0  # the 40 validation rows of random_state=0 all have weight 0
     with pytest.raises(ValueError, match="validation part of the split .* only zero sample"):
-        RandomFeatureRidge(alphas=[0.1, 1.0], random_state=0).fit(X, X[:, 1], sample_weight=w)
+        RandomFeatureRidge(alphas=[0.1, 1.0], random_state=0, selection="holdout").fit(
+            X, X[:, 1], sample_weight=w)
 
 
 def test_alphas_use_sklearn_scale_on_adult():

@@ -71,7 +71,7 @@ def _assert_equal(a, b, what):
         assert isinstance(b, dict) and a.keys() == b.keys(), what
         for k in a:
             _assert_equal(a[k], b[k], f"{what}[{k!r}]")
-    elif hasattr(a, "get_params") and hasattr(a, "__dict__"):   # a fitted feature map
+    elif hasattr(a, "__dict__") and not isinstance(a, type):   # a fitted map, a posterior
         assert type(a) is type(b), what
         _assert_equal(a.__dict__, b.__dict__, what)
     else:
@@ -213,26 +213,39 @@ def _solver_seams(solver):
         "factorise": (solve_mod, "_lapack", lambda real, exc: _Proxy(real, dpotrf=_raise(exc))),
         "nystrom": (pcg_mod, "_nystrom", lambda real, exc: _raise(exc)),
     }
-    use = {"cholesky": ("accumulate", "factorise"), "pcg": ("nystrom",)}[solver]
+    if solver == "loo":   # the selection by leave-one-out (randfeat 0.4's default)
+        import randfeat.linear._fit as fit_mod
+
+        seams["eigendecompose"] = (solve_mod, "scipy", lambda real, exc: _Proxy(
+            real, linalg=_Proxy(real.linalg, eigh=_raise(exc))))
+        seams["loo pass"] = (fit_mod, "LooRows", lambda real, exc: (lambda *a, **k:
+                                                                     _raise(exc)))
+    use = {"cholesky": ("accumulate", "factorise"), "pcg": ("nystrom",),
+           "loo": ("accumulate", "eigendecompose", "loo pass")}[solver]
     return [seams[k] for k in use]
 
 
-@pytest.mark.parametrize("solver, point", [("cholesky", 0), ("cholesky", 1), ("pcg", 0)])
+@pytest.mark.parametrize("solver, point", [("cholesky", 0), ("cholesky", 1), ("pcg", 0),
+                                           ("loo", 0), ("loo", 1), ("loo", 2)])
 @pytest.mark.parametrize("exc", [MemoryError, KeyboardInterrupt])
 @pytest.mark.parametrize("width", [4, 5])
 def test_ridge_refit_failing_part_way_keeps_the_previous_model(monkeypatch, solver, exc, point,
                                                                width):
     """RandomFeatureRidge with sigma="median" (the features depend on the data) re-fitted on
     other data (of the same or another width), failing in the accumulation, the factorisation
-    or the preconditioner: the old model predicts exactly as before and every attribute is the
-    untouched one.  randfeat 0.1 replaced ``features_`` first (predictions moved by ~0.7 on
-    this data) and ``n_features_in_`` (predict then refused the old data's width)."""
+    or the preconditioner (hold-out selection), or in the eigendecomposition or the second
+    pass of the leave-one-out selection: the old model predicts exactly as before and every
+    attribute is the untouched one.  randfeat 0.1 replaced ``features_`` first (predictions
+    moved by ~0.7 on this data) and ``n_features_in_`` (predict then refused the old data's
+    width)."""
     mod, attr, make = _solver_seams(solver)[point]
     X1, y1 = _learner_data(0, 300)
     X2, y2 = _learner_data(3, 400, d=width)   # other data (another width: n_features_in_)
+    kw = (dict(selection="loo", store_covariance=True) if solver == "loo"
+          else dict(solver=solver, selection="holdout"))
     m = RandomFeatureRidge(RandomFourierFeatures(64, sigma="median", random_state=0),
-                           alphas=[0.1, 1.0, 10.0], solver=solver, chunk_size=100,
-                           random_state=0).fit(X1, y1)
+                           alphas=[0.1, 1.0, 10.0], chunk_size=100, random_state=0,
+                           **kw).fit(X1, y1)
     p0 = m.predict(X1)
     snap = _snapshot(m)
     monkeypatch.setattr(mod, attr, make(getattr(mod, attr), exc()))
@@ -243,8 +256,8 @@ def test_ridge_refit_failing_part_way_keeps_the_previous_model(monkeypatch, solv
     _assert_same_state(m, snap)
     # and it is usable: the re-fit now succeeds and equals a fresh fit
     ref = RandomFeatureRidge(RandomFourierFeatures(64, sigma="median", random_state=0),
-                             alphas=[0.1, 1.0, 10.0], solver=solver, chunk_size=100,
-                             random_state=0).fit(X2, y2)
+                             alphas=[0.1, 1.0, 10.0], chunk_size=100, random_state=0,
+                             **kw).fit(X2, y2)
     np.testing.assert_array_equal(m.fit(X2, y2).predict(X2), ref.predict(X2))
 
 

@@ -60,7 +60,8 @@ def test_unknown_solver_raises_naming_the_valid_ones():
     scikit-learn's parameter validation is skipped (randfeat 0.1 then ran CG silently)."""
     X, y = _data()
     with pytest.raises(ValueError, match=r"unknown solver 'bogus'; valid solvers are "
-                                         r"\['auto', 'cholesky', 'eigh', 'lsqr', 'cg', 'pcg'\]"):
+                                         r"\['auto', 'cholesky', 'eigh', 'lsqr', 'cg', 'pcg', "
+                                         r"'dual'\]"):
         get_solver("bogus")
     with pytest.raises(InvalidParameterError, match="solver"):
         RandomFeatureRidge(solver="bogus").fit(X, y)
@@ -87,8 +88,8 @@ def test_eigh_solver_equals_cholesky():
     "cholesky" to rounding, validation scores included."""
     X, y = _data(2)
     f = RandomFourierFeatures(40, sigma=1.5, random_state=0)
-    a = RandomFeatureRidge(f, random_state=0).fit(X, y)
-    b = RandomFeatureRidge(f, solver="eigh", random_state=0).fit(X, y)
+    a = RandomFeatureRidge(f, selection="holdout", random_state=0).fit(X, y)
+    b = RandomFeatureRidge(f, selection="holdout", solver="eigh", random_state=0).fit(X, y)
     assert b.solver_ == "eigh" and a.solver_ == "cholesky" and a.alpha_ == b.alpha_
     np.testing.assert_allclose(b.validation_scores_, a.validation_scores_, rtol=1e-9)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-10)
@@ -334,12 +335,14 @@ def test_pcg_is_reproducible_and_warm_starts_the_path():
     """Same random_state: the same bits, whatever n_threads; a grid of alphas shares one
     preconditioner and warm-starts (validation scores = Cholesky's); too few iterations warn."""
     X, y, f = _wide(2, n=800, D=200)
-    kw = dict(alphas=[0.1, 1.0, 10.0], solver="pcg", tol=1e-12, random_state=3)
+    kw = dict(alphas=[0.1, 1.0, 10.0], solver="pcg", tol=1e-12, random_state=3,
+              selection="holdout")
     a = RandomFeatureRidge(f, n_threads=1, **kw).fit(X, y)
     b = RandomFeatureRidge(f, n_threads=2, **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.validation_scores_, b.validation_scores_)
-    ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3).fit(X, y)
+    ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3,
+                            selection="holdout").fit(X, y)
     np.testing.assert_allclose(a.validation_scores_, ch.validation_scores_, rtol=1e-8)
     # a constant target along a warm-started path: zero weights, no iterations
     c = RandomFeatureRidge(f, solver="pcg", **{k: v for k, v in kw.items() if k != "solver"}

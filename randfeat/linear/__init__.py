@@ -44,10 +44,18 @@ Solvers, chosen from the type of the features (``solver="auto"``) or by name, al
   gradients on the regularised normal equations (or "pcg", preconditioned by a randomized
   Nyström approximation; for wide dense features with few rows).
 
-The regularisation :math:`\\alpha` is chosen on a random validation split
-(``validation_fraction`` of the rows): statistics of the training part and of the validation part
-are accumulated separately (every row is featurised once), the validation error of every
-:math:`\\alpha` is measured, and the model is refitted on all rows with the best one.
+The regularisation :math:`\\alpha` is chosen by ``selection`` (``_selection``): by default exact
+**leave-one-out** from one eigendecomposition :math:`A = Q\\Lambda Q^\\top` of the statistics
+(the hat diagonals :math:`h_i = s_i/S + s_i \\sum_j (Q^\\top\\tilde z_i)_j^2/(\\lambda_j +
+\\lambda)` from a second pass over the rows), as scikit-learn's ``RidgeCV``; **GCV** and the
+**evidence** (the log marginal likelihood of Bayesian linear regression on the features,
+maximised) from the statistics alone; or a random validation split (``"holdout"``,
+``validation_fraction`` of the rows: statistics of the training and validation parts
+accumulated separately, the validation error of every :math:`\\alpha` measured, the model
+refitted on all rows with the best one).  The same eigendecomposition gives the posterior of
+Bayesian linear regression on the features (``predict(X, return_std=True)``, ``sample_y``;
+``_posterior``), and :class:`SigmaSearchCV` chooses the features' length scale by the same
+criteria.  Theory: ``docs/theory/model_selection.md``.
 
 References
 ----------
@@ -62,32 +70,34 @@ Layout
 ``_solvers``     the solvers (one signature) and their one table, ``SOLVERS``
 ``_statistics``  :class:`RidgeStatistics`
 ``_features``    float32 featurisation rule, merging of repeated rows
+``_selection``   one eigendecomposition, every alpha: leave-one-out, GCV, the evidence
+``_posterior``   the posterior of Bayesian linear regression on the features
 ``_fit``         the one fit workflow (in memory and on dask), selection of alpha, publication
 ``_ridge``       :class:`RandomFeatureRidge`, :class:`RandomFeatureRidgeClassifier`
+``_sigma``       :class:`SigmaSearchCV`, the length scale by the same criteria
 
 Exact kernel ridge, the infinite-D limit of these learners, is
 :class:`randfeat.kernel_ridge.ExactKernelRidge` (the same alpha scales, split and selection).
 
 Where the next pieces go
 ------------------------
-* a **solver** (e.g. the dual, minimum-norm solver for D > n): a function of the one signature
-  and a row in ``_solvers.SOLVERS`` ("design" data); the learners' ``solver`` parameter, "auto",
-  the dask path's refusal and the error naming the valid solvers follow the table;
-* a **selection criterion** for alpha (efficient leave-one-out, GCV, the log marginal
-  likelihood): step 3 of ``_fit.fit_statistics`` (today :func:`~randfeat.linear._fit.best_alpha`
-  on a hold-out split), computed from the eigendecomposition that ``_solvers.solve_eigh`` keeps
-  in its ``state`` for the whole path;
-* **predictive variance** and posterior samples: from the final Cholesky factor, which the fit
-  makes in the Gram itself (``SolveOptions(overwrite=True)``; keep it instead of dropping it);
-* ``partial_fit`` **on the learners**: :class:`RidgeStatistics` already accumulates and merges
-  all-or-nothing; ``_fit.publish`` publishes a learner's state in one step;
+* a **solver**: a function of the one signature and a row in ``_solvers.SOLVERS`` ("design"
+  data, e.g. ``solve_dual``, the minimum-norm solver for D > n); the learners' ``solver``
+  parameter, "auto", the dask path's refusal and the error naming the valid solvers follow the
+  table;
+* a **selection criterion** for alpha: a method of ``_selection.Spectrum`` (the primal and the
+  dual eigendecomposition, every alpha at O(D)) and a key in ``_fit._spectral_curves``; a
+  criterion that needs the rows again gets a pass like ``LooRows`` (``source.loo``, in memory
+  and on dask);
 * one **BLAS pool**: every BLAS/LAPACK call of a fit is made from ``_statistics`` (the chunk
-  products) and ``_solvers`` (the factorisations), in the calling thread.
+  products), ``_solvers`` (the factorisations), ``_selection`` (the eigendecomposition's
+  rotation pass) and ``_posterior`` (triangular solves), in the calling thread.
 """
 
 from randfeat.linear._fit import AlphaAtGridEdgeWarning
 from randfeat.linear._ridge import RandomFeatureRidge, RandomFeatureRidgeClassifier
+from randfeat.linear._sigma import SigmaAtGridEdgeWarning, SigmaSearchCV
 from randfeat.linear._statistics import RidgeStatistics
 
 __all__ = ["AlphaAtGridEdgeWarning", "RandomFeatureRidge", "RandomFeatureRidgeClassifier",
-           "RidgeStatistics"]
+           "RidgeStatistics", "SigmaAtGridEdgeWarning", "SigmaSearchCV"]

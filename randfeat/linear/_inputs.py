@@ -51,9 +51,10 @@ def check_sample_weight(sample_weight, n, who, some_positive=False):
     return w
 
 
-def check_alphas(alphas, alpha_scale="sum"):
+def check_alphas(alphas, alpha_scale="sum", allow_single_zero=False):
     """The candidate penalties ``alphas`` of a learner as a float64 1-D array (None: the default
-    grid of ``alpha_scale``); every value finite and > 0."""
+    grid of ``alpha_scale``); every value finite and > 0 -- or, with ``allow_single_zero``, a
+    single 0 (ridgeless regression: the minimum-norm least-squares solution)."""
     if alphas is None:
         grid = DEFAULT_ALPHAS_MEAN if alpha_scale == "mean" else DEFAULT_ALPHAS
         return np.array(grid, dtype=np.float64)
@@ -61,6 +62,8 @@ def check_alphas(alphas, alpha_scale="sum"):
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"alphas must be a positive number or a non-empty 1-D sequence of "
                          f"positive numbers, got {alphas!r}")
+    if allow_single_zero and a.size == 1 and a[0] == 0:
+        return a
     if not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"alphas must all be finite and > 0, got {alphas!r}; use e.g. "
                          f"np.logspace(-3, 5, 9) (or None for the default grid)")

@@ -17,11 +17,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat._base import DaskRouted, RandomFeaturesBase
-from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, check_n_threads
+from randfeat._validation import (
+    N_THREADS_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    check_n_threads,
+    check_random_state,
+)
 from randfeat.linear._features import DENSE_MAPS, F32_PHASE_LIMIT, phase_bound
-from randfeat.linear._fit import fit_in_memory, publish, working_copy
+from randfeat.linear._fit import fit_in_memory, fit_partial, publish, working_copy
 from randfeat.linear._inputs import check_alphas, check_sample_weight, penalties
 from randfeat.linear._memory import auto_chunk_rows
+from randfeat.linear._posterior import standard_normal
+from randfeat.linear._selection import SELECTIONS
 from randfeat.linear._solvers import SOLVERS
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeClassifier"]
@@ -33,7 +40,8 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
 
     _parameter_constraints: dict = {
         "features": [HasMethods(["fit", "transform"]), StrOptions({"passthrough"}), None],
-        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="neither"), None],
+        "alphas": ["array-like", Interval(numbers.Real, 0, None, closed="left"), None],
+        "selection": [StrOptions(set(SELECTIONS))],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "chunk_size": [Interval(numbers.Integral, 1, None, closed="left"),
                        StrOptions({"auto"})],
@@ -48,12 +56,13 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
     }
 
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
-                 validation_fraction=0.2, chunk_size="auto", solver="auto", fit_intercept=True,
-                 tol=1e-8, max_iter=None, random_state=None, gram_dtype="float64",
-                 n_threads=None):
+                 selection="loo", validation_fraction=0.2, chunk_size="auto", solver="auto",
+                 fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
+                 gram_dtype="float64", n_threads=None):
         self.features = features
         self.alphas = alphas
         self.alpha_scale = alpha_scale
+        self.selection = selection
         self.validation_fraction = validation_fraction
         self.chunk_size = chunk_size
         self.solver = solver
@@ -150,6 +159,14 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
     def _weighted_score(self, P, Y, w):
         return self._scores(P, Y) if w is None else float(w @ self._row_losses(P, Y) / w.sum())
 
+    def _loo_sums(self, P, Y, w):  # pragma: no cover - abstract
+        """Summed (weighted) leave-one-out losses of the predictions P (n, L, K): (L, m)."""
+        raise NotImplementedError
+
+    def _loo_results(self, means):  # pragma: no cover - abstract
+        """The named leave-one-out curves from the weighted means (L, m); "loo" selects."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ fit / predict
     def _fit_work(self, X, y, sample_weight, **validate):
         """Validate on a working copy (the estimator is not written): ``(work, X, y, w)``."""
@@ -160,7 +177,9 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
         w = check_sample_weight(sample_weight, X.shape[0], who, some_positive=True)
         return work, X, y, w
 
-    def _decision(self, X):
+    def _decision(self, X, posterior=None, draws=None):
+        """Scores (n, K); with ``posterior`` also the latent variance per unit noise (n,);
+        with ``draws`` (K, D + 1, s) posterior draws (n, K, s) instead."""
         check_is_fitted(self)
         st = self.__dict__   # one snapshot: a concurrent re-fit publishes a new dict
         X = validate_data(self, X, reset=False, accept_sparse="csr",
@@ -172,9 +191,21 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
         work = working_copy(self)
         work.__dict__ = dict(st)
         feats = work._feature_map()
+        var = None if posterior is None or draws is not None else np.empty(X.shape[0])
+        smp = None if draws is None else np.empty((X.shape[0], Wt.shape[1], draws.shape[2]))
         for sl in work._chunks(X.shape[0]):
-            out[sl] = np.asarray(work._as64(work._transform(X[sl], feats)) @ Wt) + b
-        return out
+            Z = work._as64(work._transform(X[sl], feats))
+            out[sl] = np.asarray(Z @ Wt) + b
+            if posterior is not None:
+                Zd = Z.toarray() if sp.issparse(Z) else Z
+                if draws is None:
+                    var[sl] = posterior.latent_variance(Zd)
+                else:
+                    scale = np.sqrt(posterior.noise_variance)[None, :, None]
+                    smp[sl] = out[sl][:, :, None] + scale * posterior.draws(Zd, draws)
+        if draws is not None:
+            return smp
+        return out if var is None else (out, var)
 
     def __sklearn_tags__(self):
         from sklearn.utils import get_tags
@@ -190,17 +221,29 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
 
 
 class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
-    """Ridge regression on random features, α chosen on a validation split.
+    """Ridge regression on random features, α chosen by efficient leave-one-out, with the
+    posterior of Bayesian linear regression on the features.
 
     Minimises :math:`\\sum_i s_i (y_i - z(x_i)^\\top w - b)^2 + \\alpha\\lVert w\\rVert^2`
     where :math:`z` is the fitted ``features`` transformer and :math:`s_i` the sample weights:
     with the default ``alpha_scale="sum"`` this is :class:`sklearn.linear_model.Ridge` with the
     same ``alpha`` on the explicit features (``alpha_scale="mean"``: ``alpha`` per sample,
-    ``Ridge(alpha * sum(s_i))``).  A grid of alphas is searched on a validation split and an
-    :class:`AlphaAtGridEdgeWarning` is issued when the chosen alpha is at either end of the
-    grid.  Dense features are handled by streaming normal equations
-    (``chunk_size`` rows at a time, never an ``n_samples x D`` matrix) and a Cholesky solve;
-    sparse features (random binning) by damped LSQR or CG.  See :mod:`randfeat.linear`.
+    ``Ridge(alpha * sum(s_i))``).  A grid of alphas is searched by ``selection``
+    (leave-one-out by default, as :class:`sklearn.linear_model.RidgeCV`; GCV, the evidence or
+    a validation split) and an :class:`AlphaAtGridEdgeWarning` is issued when the chosen alpha
+    is at either end of the grid.  Dense features are handled by streaming normal equations
+    (``chunk_size`` rows at a time, never an ``n_samples x D`` matrix) and a Cholesky solve,
+    or one eigendecomposition for a whole path; sparse features (random binning) by damped
+    LSQR or CG.  See :mod:`randfeat.linear` and the theory page *Model selection and the
+    posterior*.
+
+    The fitted model is also the posterior mean of Bayesian linear regression on the features
+    (:math:`w \\sim N(0, \\tau^2 I)`, noise :math:`N(0, \\sigma^2/s_i)`, a flat prior on the
+    intercept, :math:`\\alpha = \\sigma^2/\\tau^2` on the summed scale), i.e. of the
+    Gaussian process with kernel :math:`\\tau^2 z(x)^\\top z(x')`: ``noise_variance_`` is
+    :math:`\\hat\\sigma^2` (its maximum-likelihood value given alpha), ``amplitude_`` is
+    :math:`\\tau^2`, and with ``store_covariance=True`` :meth:`predict` gives the predictive
+    standard deviation and :meth:`sample_y` draws posterior functions.
 
     Parameters
     ----------
@@ -210,26 +253,57 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         uses ``X`` itself (plain ridge regression).
     alphas : float, array-like of float or None, default=None
         Candidate penalties (> 0), in the scale ``alpha_scale`` says.  With a single value no
-        validation split is made.  None: ``10**arange(-3, 6)`` ("sum") or ``10**arange(-8, 1)``
-        ("mean").
+        selection is made, and a single 0 is allowed: ridgeless regression, the minimum-norm
+        least-squares solution (e.g. with ``solver="dual"`` for more features than rows).
+        None: ``10**arange(-3, 6)`` ("sum") or ``10**arange(-8, 1)`` ("mean").
     alpha_scale : {"sum", "mean"}, default="sum"
         "sum": ``alpha`` multiplies :math:`\\lVert w\\rVert^2` added to the *summed* weighted
         squared errors (scikit-learn's ``Ridge``/``RidgeCV`` scale; the same ``alpha`` means a
         relatively weaker penalty on more rows).  "mean": added to the weighted *mean* squared
         error, i.e. a penalty per sample (kernel ridge's convention, used by
         :class:`randfeat.kernel_ridge.ExactKernelRidge`; randfeat 0.1's only behaviour).
+    selection : {"loo", "gcv", "evidence", "holdout"}, default="loo"
+        How ``alpha`` is chosen among several (``selection_curve_`` holds the criterion of
+        every candidate, ``selection_results_`` every criterion computed), all but "holdout"
+        from one eigendecomposition of the statistics (:math:`O(D^3)`, the whole path at
+        :math:`O(D)` per alpha; theory page *Model selection and the posterior*):
+
+        * "loo": efficient leave-one-out, the weighted mean squared leave-one-out error
+          :math:`\\sum_i s_i (y_i - \\hat y_{-i})^2 / \\sum_i s_i` (the criterion of
+          scikit-learn's ``RidgeCV``; equal to it on the same features).  The hat diagonals
+          take a second pass over the rows (the features are recomputed chunk by chunk;
+          about twice the Gram's flops);
+        * "gcv": generalised cross-validation (Golub, Heath & Wahba 1979), from the statistics
+          alone;
+        * "evidence": the log marginal likelihood of Bayesian linear regression on the
+          features with the noise variance at its maximum for each alpha, from the statistics
+          alone; the chosen alpha is its maximiser, refined between the neighbours of the
+          best grid value (so it need not be on the grid);
+        * "holdout": a random validation split of ``validation_fraction`` of the rows (randfeat
+          0.1-0.3's default), then a refit on all rows.
+
+        The design solvers ("lsqr", "cg", "pcg", "dual") compute "loo", "gcv" and "evidence"
+        from the eigendecomposition of the n x n kernel of the rows instead (memory
+        :math:`2n^2` floats; refused beforehand when it cannot fit: use "holdout" then).
     validation_fraction : float in (0, 1), default=0.2
-        Fraction of the rows held out to choose ``alpha``; the model is then refitted on all rows.
+        Fraction of the rows held out to choose ``alpha`` with ``selection="holdout"``; the
+        model is then refitted on all rows.
     chunk_size : int or "auto", default="auto"
         Rows featurised at a time (memory ``chunk_size x D``).  "auto": ``max(1024, 2**21 //
         D, D // 2)`` rows, at most 8192 (about 2**21 values per chunk for narrow features,
         ``D / 2`` rows for wide ones so that a float32 chunk stays at most a quarter of the
         Gram's bytes; e.g. 2097 rows at D = 1000, 2000 at D = 4000).
-    solver : {"auto", "cholesky", "eigh", "lsqr", "cg", "pcg"}, default="auto"
+    solver : {"auto", "cholesky", "eigh", "lsqr", "cg", "pcg", "dual"}, default="auto"
         "auto" uses "cholesky" (streaming normal equations) for dense features and "lsqr" for
         sparse ones.  "eigh": the streaming normal equations solved by one eigendecomposition
         of :math:`Z_c^\top S Z_c` for every alpha (cheaper than "cholesky" from about 15
-        alphas on).  "lsqr"/"cg" materialise the whole feature matrix (cheap when sparse).
+        alphas on).  With ``selection`` "loo", "gcv" or "evidence" and several alphas, both
+        take the selection's eigendecomposition, which also gives the coefficients
+        (``solver_`` is then "eigh").  "dual": ridge in the dual, the n x n kernel of the rows
+        (:math:`O(n^2 D + n^3)`, memory :math:`2n^2` floats), for more features than rows;
+        with ``alphas=0`` the minimum-norm least-squares solution (ridgeless regression, the
+        interpolant when D >= n).  "lsqr"/"cg" materialise the whole feature matrix (cheap
+        when sparse).
         "pcg": conjugate gradients on the normal equations, preconditioned by a randomized
         Nyström approximation of rank 100 of :math:`Z_c^\top S Z_c` (Frangella, Tropp & Udell,
         *Randomized Nyström preconditioning*, SIAM J. Matrix Anal. Appl. 2023), all targets at
@@ -247,7 +321,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     max_iter : int or None, default=None
         Iteration cap of LSQR/CG (None: the SciPy default).
     random_state : None, int or Generator, default=None
-        Seeds the validation split (the feature map has its own ``random_state``).
+        Seeds the validation split of ``selection="holdout"`` and the test matrix of
+        ``solver="pcg"`` (the feature map has its own ``random_state``).
     gram_dtype : {"float64", "float32"}, default="float64"
         Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated over
         chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant cost of a
@@ -272,6 +347,13 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         on ``n_threads``, so the fitted model is bit-identical for every ``n_threads``.  None:
         every CPU available to the process; negative: counted back from that (-1 all, -2 all
         but one).
+    store_covariance : bool, default=False
+        Keep a square root of the posterior covariance of the weights,
+        :math:`(A + \\alpha I)^{-1}` (one D x D float64 matrix: the final Cholesky factor or
+        the scaled eigenvectors of the selection, which the fit makes anyway), for
+        ``predict(X, return_std=True)`` and :meth:`sample_y`.  Off by default: it makes the
+        fitted model D^2 x 8 bytes larger (128 MB at D = 4000).  Needs a solver on the
+        statistics ("auto" with dense features, "cholesky", "eigh").
 
     Attributes
     ----------
@@ -283,8 +365,34 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Selected penalty.
     alphas_ : ndarray
         Candidate penalties.
+    selection_ : str or None
+        The criterion that chose ``alpha_`` ("loo", "gcv", "evidence", "holdout"; None for a
+        single alpha; :meth:`partial_fit` reports "gcv" for "loo").
+    selection_curve_ : ndarray of shape (n_alphas,) or None
+        That criterion for every candidate (leave-one-out or validation mean squared error,
+        GCV: smaller is better; log evidence: larger is better).
+    selection_results_ : dict or None
+        Every criterion the selection's eigendecomposition gives, per candidate: ``"alphas"``,
+        ``"df"`` (effective degrees of freedom, the trace of the hat matrix),
+        ``"gcv"``, ``"log_evidence"``, ``"noise_variance"`` (n_alphas, n_targets) and, with
+        "loo", ``"loo"``.  None for "holdout" and a single alpha.
     validation_scores_ : ndarray of shape (n_alphas,) or None
-        Validation mean squared error of every candidate (None without validation).
+        Validation mean squared error of every candidate with ``selection="holdout"`` (None
+        otherwise).
+    noise_variance_ : float or ndarray of shape (n_targets,)
+        :math:`\\hat\\sigma^2`, the noise variance of Bayesian linear regression on the
+        features that maximises the evidence at ``alpha_``: :math:`E / (n - 1)` with
+        :math:`E = \\sum_i s_i (y_i - \\hat y_i)^2 + \\alpha\\lVert w\\rVert^2` (:math:`n`
+        rows with a positive weight; :math:`n` without an intercept).
+    amplitude_ : float or ndarray of shape (n_targets,)
+        :math:`\\tau^2 = \\hat\\sigma^2 / \\alpha` (``alpha`` on the summed scale): the prior
+        variance of each weight, i.e. the amplitude of the Gaussian process kernel
+        :math:`\\tau^2 z(x)^\\top z(x')` this model is the posterior mean of.
+    log_marginal_likelihood_ : float or None
+        The log evidence at ``alpha_`` and ``noise_variance_`` (selections "loo", "gcv",
+        "evidence"; None otherwise).
+    statistics_ : RidgeStatistics
+        After :meth:`partial_fit` only: the statistics of every row seen.
     n_features_out_ : int
         Width ``D`` of the feature map.
     solver_ : str
@@ -293,10 +401,19 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         LSQR/CG iterations per target of the final fit (1 for the direct Cholesky solve).
     n_features_in_ : int
 
+    See Also
+    --------
+    randfeat.linear.SigmaSearchCV : choose the features' length scale by the same criteria.
+    sklearn.linear_model.RidgeCV : the same leave-one-out on explicit features.
+    sklearn.gaussian_process.GaussianProcessRegressor : the exact Gaussian process.
+
     References
     ----------
     Rahimi & Recht (2007), §5 / Table 1 ("Fourier+LS", "Binning+LS"); Le, Sarlós & Smola (2013),
-    Table 2.
+    Table 2.  Leave-one-out and GCV: Golub, Heath & Wahba, *Generalized cross-validation as a
+    method for choosing a good ridge parameter*, Technometrics 21 (1979).  The evidence and the
+    posterior: MacKay, *Bayesian interpolation*, Neural Computation 4 (1992); Rasmussen &
+    Williams, *Gaussian Processes for Machine Learning* (2006), §2.1-2.2 and §2.7.
 
     Examples
     --------
@@ -311,11 +428,37 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     True
     """
 
+    #: the fit publishes noise_variance_, amplitude_, log_marginal_likelihood_, the posterior
+    _bayesian = True
+
+    _parameter_constraints: dict = {
+        **_RandomFeatureRidgeBase._parameter_constraints,
+        "store_covariance": ["boolean"],
+    }
+
+    def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
+                 selection="loo", validation_fraction=0.2, chunk_size="auto", solver="auto",
+                 fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
+                 gram_dtype="float64", n_threads=None, store_covariance=False):
+        super().__init__(features, alphas=alphas, alpha_scale=alpha_scale, selection=selection,
+                         validation_fraction=validation_fraction, chunk_size=chunk_size,
+                         solver=solver, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
+                         random_state=random_state, gram_dtype=gram_dtype, n_threads=n_threads)
+        self.store_covariance = store_covariance
+
     def _scores(self, P, Y):
         return float(np.mean((P - Y) ** 2))
 
     def _row_losses(self, P, Y):
         return np.mean((P - Y) ** 2, axis=1)
+
+    def _loo_sums(self, P, Y, w):
+        e = np.mean((P - Y[:, None, :]) ** 2, axis=2)            # (n, L)
+        e = np.where(np.isnan(e), np.inf, e)
+        return (e.sum(axis=0) if w is None else _weighted_sum(w, e))[:, None]
+
+    def _loo_results(self, means):
+        return {"loo": means[:, 0]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -336,7 +479,7 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : float or array-like of shape (n_samples,), default=None
             Non-negative weights :math:`s_i` of the squared errors (as in scikit-learn's
-            ``Ridge.fit``); the validation scores are weighted means.
+            ``Ridge.fit``); the selection criteria are weighted means.
 
         Returns
         -------
@@ -347,20 +490,140 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         state = fit_in_memory(work, X, y.reshape(len(y), -1), w, f"{type(self).__name__}.fit")
         return publish(self, work, self._coefficients(state, y.ndim))
 
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add the rows ``X``, ``y`` to the fit: the model becomes that of :meth:`fit` on every
+        row given so far (to the rounding of the sums).
+
+        The first call fits the feature map on its rows (a map whose ``fit`` reads only the
+        shape -- random Fourier features, Fastfood, SORF with a numeric ``sigma`` -- is then the
+        one :meth:`fit` would make; a data-dependent one, e.g. ``sigma="scale"``, is fitted on
+        this first batch) and starts ``statistics_``, a :class:`RidgeStatistics`; every call
+        adds its rows to them and solves again, so each call costs one pass over its rows plus
+        one solve (a Cholesky factorisation, or with several alphas one eigendecomposition).
+        Alpha is chosen from the statistics alone: ``selection`` "gcv" or "evidence" as
+        given; "loo" cannot see the past rows again and is replaced by "gcv", its
+        rotation-invariant form (``selection_`` says "gcv"); "holdout" raises.  Only the
+        solvers on the statistics are available.  All or nothing: the statistics are copied,
+        extended and solved aside, then published with the new model in one step (peak
+        memory three D x D arrays).  :meth:`fit` starts over.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            The same number of targets at every call.
+        sample_weight : float or array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        who = f"{type(self).__name__}.partial_fit"
+        first = "statistics_" not in self.__dict__
+        work = working_copy(self)
+        X, y = validate_data(work, X, y, reset=first, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], ensure_all_finite=True,
+                             multi_output=True, y_numeric=True)
+        w = check_sample_weight(sample_weight, X.shape[0], who)
+        y = np.asarray(y, dtype=np.float64)
+        state = fit_partial(work, self, X, y, w, first, who)
+        return publish(self, work, self._coefficients(state, state.pop("_y_ndim")))
+
     @staticmethod
     def _coefficients(state, y_ndim):
         """``coef_`` and ``intercept_`` from the workflow's ``_W`` (D, K) and ``_b`` (K,)."""
         W, b = state.pop("_W"), state.pop("_b")
         if y_ndim == 1:
-            state.update(coef_=W[:, 0], intercept_=float(b[0]))
+            state.update(coef_=W[:, 0], intercept_=float(b[0]),
+                         noise_variance_=float(state["noise_variance_"][0]),
+                         amplitude_=float(state["amplitude_"][0]))
         else:
             state.update(coef_=W.T.copy(), intercept_=b)
         return state
 
-    def predict(self, X):
-        """Predict ``z(X) @ coef_ + intercept_`` (featurised chunk by chunk)."""
-        out = self._decision(X)
+    def predict(self, X, return_std=False):
+        """Predict ``z(X) @ coef_ + intercept_`` (featurised chunk by chunk).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive distribution of
+            a new observation at each row (the noise included, as
+            :class:`sklearn.linear_model.BayesianRidge`):
+            :math:`\\hat\\sigma\\,\\bigl(1 + 1/S + \\tilde z^\\top (A + \\alpha I)^{-1}
+            \\tilde z\\bigr)^{1/2}`, equal to that of the Gaussian process with kernel
+            ``amplitude_ * z(x)ᵀz(x')`` and noise ``noise_variance_`` (a constant mean with a
+            flat prior).  Needs ``store_covariance=True``.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        y_std : ndarray of the same shape
+            Only with ``return_std=True``.
+        """
+        if not return_std:
+            out = self._decision(X)
+            return out[:, 0] if np.ndim(self.coef_) == 1 else out
+        post = self._posterior_or_raise("predict(X, return_std=True)")
+        out, lv = self._decision(X, posterior=post)
+        std = np.sqrt(post.noise_variance[None, :] * (lv[:, None] + 1.0))
+        if np.ndim(self.coef_) == 1:
+            return out[:, 0], std[:, 0]
+        return out, std
+
+    def sample_y(self, X, n_samples=1, random_state=0):
+        """Draw functions from the posterior at the rows ``X`` (jointly).
+
+        Each draw is :math:`\\bar y + \\tilde z(x)^\\top w + \\beta` with :math:`w` and the
+        intercept's part :math:`\\beta` from their posterior (Bayesian linear regression on
+        the features, the Gaussian process with kernel ``amplitude_ * z(x)ᵀz(x')``): the latent
+        function, without the observation noise (add :math:`N(0,` ``noise_variance_``
+        :math:`)` for new observations), as
+        :meth:`sklearn.gaussian_process.GaussianProcessRegressor.sample_y`.  Costs
+        :math:`O(D^2)` per row and draw set; the draws do not depend on how ``X`` is chunked.
+        Needs ``store_covariance=True``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+            Number of functions drawn.
+        random_state : int, Generator, SeedSequence, RandomState or None, default=0
+            randfeat's rule (:func:`randfeat._validation.check_random_state`).
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples) or (n_samples_X, n_targets,
+            n_samples)
+        """
+        who = f"{type(self).__name__}.sample_y"
+        if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
+                or n_samples < 1):
+            raise ValueError(f"{who}: n_samples must be an integer >= 1, got {n_samples!r}")
+        post = self._posterior_or_raise("sample_y")
+        rng = check_random_state(random_state)
+        K = post.noise_variance.size
+        D = self.n_features_out_
+        xi = standard_normal(rng, (K, D + 1, int(n_samples)))
+        out = self._decision(X, posterior=post, draws=xi)
         return out[:, 0] if np.ndim(self.coef_) == 1 else out
+
+    def _posterior_or_raise(self, what):
+        check_is_fitted(self)
+        post = self.__dict__.get("_posterior")
+        if post is None:
+            raise ValueError(f"{type(self).__name__}.{what} needs the posterior covariance: fit "
+                             f"with store_covariance=True (it keeps one D x D matrix)")
+        return post
+
+
+def _weighted_sum(w, e):
+    """Sum over rows of ``w[:, None] * e`` with rows of weight 0 counting 0 even where ``e``
+    is infinite (their leave-one-out residual is never used)."""
+    pos = w > 0
+    return w[pos] @ e[pos]
 
 
 class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
@@ -369,9 +632,12 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     Fits :class:`RandomFeatureRidge` to the targets :math:`\\pm 1` (two classes) or to one
     :math:`\\pm 1` column per class (more than two, one-vs-rest) and predicts the class of the
     sign / largest score — the "Fourier+LS" and "Binning+LS" classifiers of Rahimi & Recht (2007,
-    Table 1).  ``alpha`` is chosen by validation *error rate*; among alphas with the same error
-    rate, by the squared error of the scores on the ±1 targets (then the larger ``alpha``).
-    Parameters as in :class:`RandomFeatureRidge`, and:
+    Table 1).  ``alpha`` is chosen by *error rate* -- the leave-one-out error rate by default
+    (``selection="loo"``), or that of a validation split (``"holdout"``); among alphas with the
+    same error rate, by the squared error of the scores on the ±1 targets (then the larger
+    ``alpha``).  ``"gcv"`` and ``"evidence"`` choose by the squared error of the scores (their
+    Gaussian model of the ±1 targets).  Parameters as in :class:`RandomFeatureRidge` (but
+    ``store_covariance``), and:
 
     Parameters
     ----------
@@ -385,9 +651,17 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     classes_ : ndarray
     coef_ : ndarray of shape (1, D) (binary) or (n_classes, D)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    alpha_, alphas_, validation_scores_, features_, n_features_out_, solver_, n_iter_
-        As in :class:`RandomFeatureRidge`; ``validation_scores_`` are error rates plus a
-        tie-break term below 1e-9 (the squared error mapped to [0, 1e-9)).
+    alpha_, alphas_, selection_, selection_curve_, validation_scores_, \
+log_marginal_likelihood_, features_, n_features_out_, solver_, n_iter_
+        As in :class:`RandomFeatureRidge`; ``selection_curve_`` (with "loo") and
+        ``validation_scores_`` (with "holdout") are error rates plus a tie-break term below
+        1e-9 (the squared error mapped to [0, 1e-9)).
+    selection_results_ : dict or None
+        As in :class:`RandomFeatureRidge`; with "loo" also ``"loo_error_rate"`` (the weighted
+        fraction of rows whose leave-one-out class -- the sign, or the largest of the
+        one-vs-rest scores -- is wrong) and ``"loo_squared_error"`` (the weighted mean over
+        rows and columns of the squared leave-one-out residuals of the ±1 targets: the
+        criterion of scikit-learn's ``RidgeClassifierCV``, which equals it unweighted).
 
     Examples
     --------
@@ -406,10 +680,10 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     }
 
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
-                 class_weight=None, validation_fraction=0.2, chunk_size="auto", solver="auto",
-                 fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
-                 gram_dtype="float64", n_threads=None):
-        super().__init__(features, alphas=alphas, alpha_scale=alpha_scale,
+                 class_weight=None, selection="loo", validation_fraction=0.2,
+                 chunk_size="auto", solver="auto", fit_intercept=True, tol=1e-8, max_iter=None,
+                 random_state=None, gram_dtype="float64", n_threads=None):
+        super().__init__(features, alphas=alphas, alpha_scale=alpha_scale, selection=selection,
                          validation_fraction=validation_fraction, chunk_size=chunk_size,
                          solver=solver, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
                          random_state=random_state, gram_dtype=gram_dtype, n_threads=n_threads)
@@ -434,6 +708,32 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
             miss = np.argmax(P, axis=1) != np.argmax(Y, axis=1)
         e = np.sum((P - Y) ** 2, axis=1)
         return miss.astype(np.float64) + self._TIE_BREAK * (e / (1.0 + e))
+
+    def _loo_sums(self, P, Y, w):
+        """Per alpha, the summed (weighted) leave-one-out [loss of ``_row_losses``, errors,
+        squared errors averaged over the K columns]: (L, 3)."""
+        L = P.shape[1]
+        out = np.empty((P.shape[0], L, 3))
+        for j in range(L):
+            Pj = np.where(np.isnan(P[:, j]), np.inf, P[:, j])
+            if Y.shape[1] == 1:
+                miss = np.sign(Pj[:, 0]) != Y[:, 0]
+            else:
+                miss = np.argmax(Pj, axis=1) != np.argmax(Y, axis=1)
+            e = np.sum((Pj - Y) ** 2, axis=1)
+            with np.errstate(invalid="ignore"):
+                frac = np.where(np.isinf(e), 1.0, e / (1.0 + e))
+            out[:, j, 0] = miss + self._TIE_BREAK * frac       # _row_losses, inf-safe
+            out[:, j, 1] = miss
+            out[:, j, 2] = e / Y.shape[1]
+        if w is None:
+            return out.sum(axis=0)
+        pos = w > 0
+        return np.einsum("i,ilm->lm", w[pos], out[pos])
+
+    def _loo_results(self, means):
+        return {"loo": means[:, 0], "loo_error_rate": means[:, 1],
+                "loo_squared_error": means[:, 2]}
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):

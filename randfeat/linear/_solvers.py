@@ -50,7 +50,8 @@ from randfeat._validation import check_random_state
 from randfeat.linear._memory import lazy_zeros
 
 __all__ = ["SOLVERS", "Design", "GramConsumed", "Solution", "SolveOptions", "SolverSpec",
-           "get_solver", "resolve_solver"]
+           "dual_eigen_state", "dual_kernel", "eigen_state", "get_solver", "pseudo_inverse",
+           "resolve_solver"]
 
 
 class GramConsumed(ArithmeticError):
@@ -155,11 +156,13 @@ def _intercept(mz, my, W):
     return my[None, :] - np.einsum("d,ldk->lk", mz, W[None])
 
 
-def _eigen_solution(stats, penalty, options, state):
-    """The eigen-solution :math:`Q(\\Lambda + \\lambda)^{-1}Q^\\top c` (eigenvalues clipped at
-    0); the eigendecomposition (``syevr`` via :func:`scipy.linalg.eigh`, lower triangle, in A
-    itself) is made once per ``state``.  Penalty 0: the minimum-norm least-squares solution
-    (pseudo-inverse of A)."""
+def eigen_state(stats, options, state):
+    """``(ev, Q, Qᵀc)``, once per ``state``: the eigendecomposition :math:`A = Q\\Lambda
+    Q^\\top` of the centred statistics (``syevr`` via :func:`scipy.linalg.eigh`, lower triangle,
+    in A itself -- with ``options.overwrite``, in the Gram of the statistics, which is then
+    consumed), the eigenvalues clipped at 0, and the rotated right-hand side :math:`Q^\\top c`.
+    The solver "eigh" and the selection of alpha (:mod:`randfeat.linear._selection`) share
+    it."""
     if "eig" not in state:
         c, _, _ = _moments(stats, options, state)
         state.pop("SA", None)   # the float32 factor is freed before the eigendecomposition
@@ -167,12 +170,27 @@ def _eigen_solution(stats, penalty, options, state):
                                   check_finite=False, overwrite_a=True)
         state["A"] = None
         state["eig"] = (np.clip(ev, 0.0, None), Q, Q.T @ c)
-    ev, Q, Qc = state["eig"]
+    return state["eig"]
+
+
+def pseudo_inverse(ev, penalty):
+    """:math:`1/(\\lambda_j + \\lambda)`, or for penalty 0 the pseudo-inverse of the
+    eigenvalues (those below ``max(ev) * len(ev) * eps`` are taken as 0: the minimum-norm
+    least-squares solution)."""
+    if penalty > 0:
+        return 1.0 / (ev + penalty)
+    cut = ev.max(initial=0.0) * len(ev) * np.finfo(np.float64).eps
+    return np.divide(1.0, ev, out=np.zeros_like(ev), where=ev > cut)
+
+
+def _eigen_solution(stats, penalty, options, state):
+    """The eigen-solution :math:`Q(\\Lambda + \\lambda)^{-1}Q^\\top c` (eigenvalues clipped at
+    0; :func:`eigen_state`, made once per ``state``).  Penalty 0: the minimum-norm
+    least-squares solution (pseudo-inverse of A)."""
+    ev, Q, Qc = eigen_state(stats, options, state)
     if penalty > 0:
         return Q @ (Qc / (ev + penalty)[:, None])
-    cut = ev.max(initial=0.0) * len(ev) * np.finfo(np.float64).eps
-    inv = np.divide(1.0, ev, out=np.zeros_like(ev), where=ev > cut)
-    return Q @ (Qc * inv[:, None])
+    return Q @ (Qc * pseudo_inverse(ev, penalty)[:, None])
 
 
 def solve_cholesky(problem, penalty, options, state):
@@ -186,7 +204,9 @@ def solve_cholesky(problem, penalty, options, state):
     :func:`_posv_mixed`), which reads A and never writes it; one float32 buffer serves every
     penalty of a path (``state``).  With ``options.overwrite`` the factorisation is made in A
     itself, the Gram of the statistics (no D x D copy; LAPACK touches only the lower triangle,
-    so the upper one of a large Gram is never resident): if it fails, A is lost and
+    so the upper one of a large Gram is never resident; the factor is left in
+    ``state["factor"]`` for the posterior of :mod:`randfeat.linear._posterior`): if it fails,
+    A is lost and
     :class:`GramConsumed` is raised (the caller, who has the rows, accumulates them again and
     solves without ``overwrite``).  Peak memory: A and one factor (two D x D float64; with
     float32 statistics A and the float32 lower triangle), one D x D float64 with
@@ -210,6 +230,8 @@ def solve_cholesky(problem, penalty, options, state):
         W, info = _lapack.dpotrs(M, c, lower=1)
         if info == 0:
             W = np.ascontiguousarray(W)   # the intercept's einsum depends on the layout
+            if options.overwrite:
+                state["factor"] = M       # the in-place factor, kept for a posterior
             return Solution(W, _intercept(mz, my, W)[0], ones, "cholesky")
     if options.overwrite:
         raise GramConsumed(f"{options.who}: the in-place Cholesky factorisation failed "
@@ -436,6 +458,106 @@ def solve_pcg(problem, penalty, options, state):
     return Solution(X, my - mz @ X, iters, "pcg")
 
 
+# --------------------------------------------------------------------------- the dual
+def dual_kernel(design, options, state):
+    r"""``(K, Yt, rw)``, once per ``state``: the centred, weighted kernel of the rows
+    :math:`	ilde K = S^{1/2} Z_c Z_c^	op S^{1/2}` (n x n float64, lower triangle and upper
+    triangle both filled), the centred weighted targets :math:`S^{1/2}(Y - ar y)` and
+    :math:`\sqrt{s}` (None without weights).  Refused before it is allocated when two n x n
+    arrays cannot fit in memory."""
+    if "dual" not in state:
+        from randfeat._validation import check_allocation
+
+        mz, my, rw = _design_centre(design, options, state)
+        Z = design.Z
+        n = Z.shape[0]
+        check_allocation(16 * n * n, f"the dual kernel ({n} x {n} float64) and its factor",
+                         f"n_samples={n}", func=options.who,
+                         fix="use a primal solver ('cholesky', 'eigh', 'lsqr', 'pcg') or fewer "
+                             "rows")
+        if hasattr(Z, "tocsr"):                       # sparse rows
+            Z = Z.tocsr().astype(np.float64, copy=False)
+            K = np.asarray((Z @ Z.T).todense())
+            v = np.asarray(Z @ mz).ravel()
+        else:
+            Z = np.asarray(Z, dtype=np.float64)
+            K = Z @ Z.T
+            v = Z @ mz
+        if options.fit_intercept:
+            K -= v[:, None]
+            K -= v[None, :]
+            K += float(mz @ mz)
+        np.add(K, K.T, out=K)    # exactly symmetric (NumPy buffers the overlap)
+        K *= 0.5
+        Yt = design.Y - my
+        if rw is not None:
+            K *= rw[:, None]
+            K *= rw[None, :]
+            Yt = Yt * rw[:, None]
+        state["dual"] = (K, Yt, rw)
+    return state["dual"]
+
+
+def dual_eigen_state(design, options, state):
+    """``(ev, V, VᵀYt)`` of the dual kernel (:func:`dual_kernel`), once per ``state``; the
+    eigenvalues clipped at 0."""
+    if "dual_eig" not in state:
+        K, Yt, _ = dual_kernel(design, options, state)
+        ev, V = scipy.linalg.eigh(K, lower=True, check_finite=False)
+        state["dual_eig"] = (np.clip(ev, 0.0, None), V, V.T @ Yt)
+    return state["dual_eig"]
+
+
+def dual_coef(design, beta, rw, mz):
+    r""":math:`W = Z_c^	op S^{1/2} eta` (D, K) from the dual coefficients ``beta`` (n, K)."""
+    u = beta if rw is None else beta * rw[:, None]
+    W = np.asarray(design.Z.T @ u, dtype=np.float64)
+    W -= np.outer(mz, u.sum(axis=0))
+    return np.ascontiguousarray(W)
+
+
+def solve_dual(problem, penalty, options, state):
+    r"""Ridge in the dual, for more features than rows (D > n): with the centred, weighted
+    kernel of the rows :math:`	ilde K = S^{1/2} Z_c Z_c^	op S^{1/2}` (n x n),
+
+    .. math::
+
+        eta = (	ilde K + \lambda I)^{-1} S^{1/2}(Y - ar y), \qquad
+        W = Z_c^	op S^{1/2} eta, \qquad b = ar y - ar z^	op W
+
+    (the same solution as the primal normal equations, by the push-through identity
+    :math:`(Z_c^	op S Z_c + \lambda I)^{-1} Z_c^	op S^{1/2} = Z_c^	op S^{1/2}(	ilde K +
+    \lambda I)^{-1}`), by a Cholesky factorisation of :math:`	ilde K + \lambda I` (O(n^3 / 3)
+    per penalty, O(n^2 D) once for the kernel).  Penalty 0 -- ridgeless regression -- gives
+    the **minimum-norm least-squares solution** :math:`W = (S^{1/2}Z_c)^+ S^{1/2}(Y - ar y)`
+    (the interpolant of the rows when D >= n), from the eigendecomposition
+    :math:`	ilde K = V \Lambda V^	op` with eigenvalues below ``max * n * eps`` taken as 0;
+    so does a penalty whose factorisation fails.  Dense or sparse features; the kernel is
+    kept in ``state`` for a path.  Memory: two n x n float64 arrays (refused beforehand when
+    they cannot fit)."""
+    design = problem
+    K, Yt, rw = dual_kernel(design, options, state)
+    mz, my, _ = _design_centre(design, options, state)
+    n, k = Yt.shape
+    ones = np.ones(k, dtype=int)
+    beta = None
+    method = "dual"
+    if penalty > 0:
+        M = K.copy(order="F")
+        M.flat[::n + 1] += penalty
+        M, info = _lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
+        if info == 0:
+            beta, info = _lapack.dpotrs(M, Yt, lower=1)
+            if info != 0:
+                beta = None
+        del M
+    if beta is None:
+        ev, V, VY = dual_eigen_state(design, options, state)
+        beta = V @ (VY * pseudo_inverse(ev, penalty)[:, None])
+    W = dual_coef(design, beta, rw, mz)
+    return Solution(W, my - mz @ W, ones, method)
+
+
 # --------------------------------------------------------------------------- the table
 @dataclass(frozen=True)
 class SolverSpec:
@@ -464,6 +586,9 @@ SOLVERS = {
     "pcg": SolverSpec(solve_pcg, "design",
                       "conjugate gradients with a randomized Nyström preconditioner",
                       float32_features=True),
+    "dual": SolverSpec(solve_dual, "design",
+                       "ridge in the dual (n x n kernel of the rows), for D > n; alpha = 0 "
+                       "gives the minimum-norm least-squares solution"),
 }
 
 

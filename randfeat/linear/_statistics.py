@@ -400,17 +400,19 @@ class RidgeStatistics:
         return a
 
     def _path(self, penalties, fit_intercept=True, method="cholesky",
-              who="RidgeStatistics.solve_path", overwrite=False):
+              who="RidgeStatistics.solve_path", overwrite=False, state=None):
         """W of shape (L, D, K), b (L, K) and the method used per penalty (the already checked
         ``penalties``, on the summed scale), by the statistics solver ``method`` of
         :data:`randfeat.linear._solvers.SOLVERS` with one ``state`` for the whole path (one
         centring, one float32 buffer, at most one eigendecomposition).  ``overwrite``: the last
         penalty is solved in place, for a single penalty in the Gram itself (the statistics are
-        consumed; see :func:`~randfeat.linear._solvers.solve_cholesky`)."""
+        consumed; see :func:`~randfeat.linear._solvers.solve_cholesky`).  ``state``: the
+        solvers' dict for the path (a caller that passes one reads the factorisation or the
+        eigendecomposition left in it)."""
         solve = get_solver(method, who).function
         keep = SolveOptions(fit_intercept=fit_intercept, who=who)
         last = keep._replace(overwrite=overwrite)   # only the last penalty may be in place
-        state = {}
+        state = {} if state is None else state
         L = len(penalties)
         W = b = None
         used = []
