@@ -33,6 +33,7 @@ from sklearn.base import clone
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._validation import check_random_state
+from randfeat.linear import _blas
 from randfeat.linear._features import DENSE_MAPS, merge_duplicate_rows
 from randfeat.linear._inputs import check_alphas, penalties
 from randfeat.linear._memory import trim_heap
@@ -121,7 +122,7 @@ class InMemoryRows:
             wc = None if w is None else w[pos]
             Z = stats._update(model._chunk_features(X[idx], feats), Yc, wc, scratch=scratch)
             if path is not None:
-                P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+                P = np.asarray(_blas.matmul(Z, Wf)).reshape(-1, L, K) + b[None]
                 if wc is None:
                     scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
                 else:
@@ -204,7 +205,8 @@ def fit_design(model, method, spec, X, Y, w, alphas, split, who):
         state = {}   # warm start and preconditioner shared along the path
         for j in np.argsort(alphas)[::-1]:   # largest alpha first
             sol = spec.function(train, pens[j], options, state)
-            scores[j] = model._weighted_score(np.asarray(Zva @ sol.coef) + sol.intercept,
+            scores[j] = model._weighted_score(np.asarray(_blas.matmul(Zva, sol.coef))
+                                              + sol.intercept,
                                               Yva, wva)
         del train, state
         best = best_alpha(scores, alphas)

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat._base import DaskRouted, RandomFeaturesBase
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, check_n_threads
+from randfeat.linear import _blas
 from randfeat.linear._features import DENSE_MAPS, F32_PHASE_LIMIT, phase_bound
 from randfeat.linear._fit import fit_in_memory, publish, working_copy
 from randfeat.linear._inputs import check_alphas, check_sample_weight, penalties
@@ -173,7 +174,7 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
         work.__dict__ = dict(st)
         feats = work._feature_map()
         for sl in work._chunks(X.shape[0]):
-            out[sl] = np.asarray(work._as64(work._transform(X[sl], feats)) @ Wt) + b
+            out[sl] = np.asarray(_blas.matmul(work._as64(work._transform(X[sl], feats)), Wt)) + b
         return out
 
     def __sklearn_tags__(self):
