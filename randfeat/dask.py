@@ -120,6 +120,7 @@ from randfeat.linear._fit import (
     working_copy,
 )
 from randfeat.linear._inputs import check_alphas
+from randfeat.linear._precision import effective_gram_dtype
 from randfeat.linear._ridge import _RandomFeatureRidgeBase
 from randfeat.linear._solvers import SOLVERS, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
@@ -659,6 +660,7 @@ def fit_ridge(model, X, y, sample_weight=None):
     work = working_copy(model)
     work.__dict__ = {k: v for k, v in work.__dict__.items() if not _is_fitted(k)}
     work.__dict__.update(features_=feats, n_features_out_=D, n_features_in_=X.shape[1])
+    work.__dict__["gram_dtype"] = effective_gram_dtype(work, alphas, float(X.shape[0]))  # "auto"
     split = validation_split(X.shape[0], alphas.size, model.validation_fraction,
                              model.random_state, who)
     n_val = None if split[1] is None else len(split[1])

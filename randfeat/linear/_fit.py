@@ -33,10 +33,11 @@ from sklearn.base import clone
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._validation import check_random_state
-from randfeat.linear import _blas
+from randfeat.linear import _oneblas
 from randfeat.linear._features import DENSE_MAPS, merge_duplicate_rows
 from randfeat.linear._inputs import check_alphas, penalties
 from randfeat.linear._memory import trim_heap
+from randfeat.linear._precision import effective_gram_dtype
 from randfeat.linear._solvers import Design, GramConsumed, SolveOptions, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
 
@@ -122,7 +123,7 @@ class InMemoryRows:
             wc = None if w is None else w[pos]
             Z = stats._update(model._chunk_features(X[idx], feats), Yc, wc, scratch=scratch)
             if path is not None:
-                P = np.asarray(_blas.matmul(Z, Wf)).reshape(-1, L, K) + b[None]
+                P = np.asarray(_oneblas.matmul(Z, Wf)).reshape(-1, L, K) + b[None]
                 if wc is None:
                     scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
                 else:
@@ -205,7 +206,7 @@ def fit_design(model, method, spec, X, Y, w, alphas, split, who):
         state = {}   # warm start and preconditioner shared along the path
         for j in np.argsort(alphas)[::-1]:   # largest alpha first
             sol = spec.function(train, pens[j], options, state)
-            scores[j] = model._weighted_score(np.asarray(_blas.matmul(Zva, sol.coef))
+            scores[j] = model._weighted_score(np.asarray(_oneblas.matmul(Zva, sol.coef))
                                               + sol.intercept,
                                               Yva, wva)
         del train, state
@@ -237,6 +238,9 @@ def fit_in_memory(model, X, Y, w, who):
         probe = model._transform(X[:1])
         D, sparse_out = probe.shape[1], sp.issparse(probe)
     model.__dict__["n_features_out_"] = D
+    # gram_dtype="auto" made concrete on the working copy (randfeat.linear._precision)
+    model.__dict__["gram_dtype"] = effective_gram_dtype(model, alphas,
+                                                        n if w is None else float(w.sum()))
     method, spec = resolve_solver(model.solver, sparse_out, f"{who}: solver")
     split = validation_split(n, alphas.size, model.validation_fraction, model.random_state, who)
     tr, va = split
@@ -268,6 +272,7 @@ def fitted_state(model, W, b, alpha, alphas, scores, solver, n_iter, who):
     return {"features_": model.features_, "n_features_out_": model.n_features_out_,
             "alpha_": alpha, "alphas_": alphas, "validation_scores_": scores,
             "solver_": solver, "n_iter_": np.asarray(n_iter, dtype=int),
+            "gram_dtype_": model.gram_dtype,
             "_W": np.ascontiguousarray(W), "_b": b}
 
 

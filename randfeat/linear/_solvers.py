@@ -41,13 +41,13 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import scipy.linalg
-import scipy.linalg.blas as _fblas
+import scipy.linalg.blas as _blas
 import scipy.linalg.lapack as _lapack
 import scipy.sparse.linalg as spla
 
 from randfeat._lib import _gram as _gramlib
 from randfeat._validation import check_random_state
-from randfeat.linear import _blas
+from randfeat.linear import _oneblas
 from randfeat.linear._memory import lazy_zeros
 
 __all__ = ["SOLVERS", "Design", "GramConsumed", "Solution", "SolveOptions", "SolverSpec",
@@ -147,7 +147,7 @@ def _matrix(stats, options, state):
         _, mz, _ = _moments(stats, options, state)
         A = stats._consume_gram() if options.overwrite else stats._gram.copy(order="F")
         if options.fit_intercept:
-            A = _fblas.dsyr(-stats.weight_sum_, mz, lower=1, a=A, overwrite_a=1)
+            A = _blas.dsyr(-stats.weight_sum_, mz, lower=1, a=A, overwrite_a=1)
         state["A"] = A
     return state["A"]
 
@@ -167,13 +167,13 @@ def _eigen_solution(stats, penalty, options, state):
         ev, Q = scipy.linalg.eigh(_matrix(stats, options, state), lower=True,
                                   check_finite=False, overwrite_a=True)
         state["A"] = None
-        state["eig"] = (np.clip(ev, 0.0, None), Q, _blas.matmul(Q.T, c))
+        state["eig"] = (np.clip(ev, 0.0, None), Q, _oneblas.matmul(Q.T, c))
     ev, Q, Qc = state["eig"]
     if penalty > 0:
-        return _blas.matmul(Q, Qc / (ev + penalty)[:, None])
+        return _oneblas.matmul(Q, Qc / (ev + penalty)[:, None])
     cut = ev.max(initial=0.0) * len(ev) * np.finfo(np.float64).eps
     inv = np.divide(1.0, ev, out=np.zeros_like(ev), where=ev > cut)
-    return _blas.matmul(Q, Qc * inv[:, None])
+    return _oneblas.matmul(Q, Qc * inv[:, None])
 
 
 def solve_cholesky(problem, penalty, options, state):
@@ -247,9 +247,9 @@ def _design_centre(design, options, state):
             sw = float(w.sum())
             # float32 features (solver="pcg"): weights in float32 too, no float64 copy of Z
             wz = w.astype(np.float32) if Z.dtype == np.float32 else w
-            mz = (np.asarray(_blas.matmul(Z.T, wz), dtype=np.float64).ravel() / sw if fi
+            mz = (np.asarray(_oneblas.matmul(Z.T, wz), dtype=np.float64).ravel() / sw if fi
                   else np.zeros(D))
-            my = _blas.matmul(w, Y) / sw if fi else np.zeros(Y.shape[1])
+            my = _oneblas.matmul(w, Y) / sw if fi else np.zeros(Y.shape[1])
             rw = np.sqrt(w)
         state["centre"] = (mz, my, rw)
     return state["centre"]
@@ -262,19 +262,19 @@ def _centred_operator(design, mz, rw):
     if rw is None:
         def mv(v):
             v = np.ravel(v)
-            return _blas.matmul(Z, v) - _blas.dot(mz, v)
+            return _oneblas.matmul(Z, v) - _oneblas.dot(mz, v)
 
         def rmv(u):
             u = np.ravel(u)
-            return np.asarray(_blas.matmul(Z.T, u)).ravel() - mz * u.sum()
+            return np.asarray(_oneblas.matmul(Z.T, u)).ravel() - mz * u.sum()
     else:  # rows scaled by sqrt(w): the weighted least-squares problem
         def mv(v):
             v = np.ravel(v)
-            return rw * (_blas.matmul(Z, v) - _blas.dot(mz, v))
+            return rw * (_oneblas.matmul(Z, v) - _oneblas.dot(mz, v))
 
         def rmv(u):
             u = rw * np.ravel(u)
-            return np.asarray(_blas.matmul(Z.T, u)).ravel() - mz * u.sum()
+            return np.asarray(_oneblas.matmul(Z.T, u)).ravel() - mz * u.sum()
     return mv, rmv, spla.LinearOperator(Z.shape, matvec=mv, rmatvec=rmv, dtype=np.float64)
 
 
@@ -296,7 +296,7 @@ def solve_lsqr(problem, penalty, options, state):
         res = spla.lsqr(op, _column_targets(design, my, rw, k), damp=np.sqrt(penalty),
                         atol=options.tol, btol=options.tol, iter_lim=options.max_iter)
         W[:, k], iters[k] = res[0], int(res[2])
-    return Solution(W, my - _blas.matmul(mz, W), iters, "lsqr")
+    return Solution(W, my - _oneblas.matmul(mz, W), iters, "lsqr")
 
 
 def solve_cg(problem, penalty, options, state):
@@ -324,7 +324,7 @@ def solve_cg(problem, penalty, options, state):
             warnings.warn(f"CG did not converge in {info} iterations; raise max_iter or tol",
                           RuntimeWarning, stacklevel=5)
     state["x0"] = W
-    return Solution(W, my - _blas.matmul(mz, W), iters, "cg")
+    return Solution(W, my - _oneblas.matmul(mz, W), iters, "cg")
 
 
 #: rank of solver="pcg"'s Nyström preconditioner (at most D)
@@ -347,7 +347,7 @@ def _nystrom(gram, D, r, rng, eps):
     Om, _ = np.linalg.qr(rng.standard_normal((D, r)))
     Y = gram(Om)
     y = Y.ravel(order="K")
-    nu = np.sqrt(D) * eps * np.sqrt(_blas.dot(y, y))
+    nu = np.sqrt(D) * eps * np.sqrt(_oneblas.dot(y, y))
     Y += nu * Om
     try:
         C = np.linalg.cholesky(Om.T @ Y)
@@ -388,18 +388,18 @@ def solve_pcg(problem, penalty, options, state):
 
     def gram(V):  # A V = Zcᵀ S Zc V, float64 (D, k) in and out
         Vd = np.ascontiguousarray(V, dtype=dt)
-        U = np.asarray(_blas.matmul(Z, Vd))
-        U -= _blas.matmul(mzd, Vd)
+        U = np.asarray(_oneblas.matmul(Z, Vd))
+        U -= _oneblas.matmul(mzd, Vd)
         if wd is not None:
             U *= wd[:, None]
-        out = np.asarray(_blas.matmul(Z.T, U), dtype=np.float64)
+        out = np.asarray(_oneblas.matmul(Z.T, U), dtype=np.float64)
         out -= np.outer(mz, U.sum(axis=0, dtype=np.float64))
         return out
 
     Yc = Y - my
     if w is not None:
         Yc = Yc * w[:, None]
-    C = (np.asarray(_blas.matmul(Z.T, Yc.astype(dt)), dtype=np.float64)
+    C = (np.asarray(_oneblas.matmul(Z.T, Yc.astype(dt)), dtype=np.float64)
          - np.outer(mz, Yc.sum(axis=0)))
     if "nystrom" not in state:
         state["nystrom"] = _nystrom(gram, D, min(D, NYSTROM_RANK),
@@ -408,9 +408,9 @@ def solve_pcg(problem, penalty, options, state):
     lr = lam[-1] if lam.size else 0.0
 
     def prec(R):
-        UR = _blas.matmul(U.T, R)
-        return (_blas.matmul(U, ((lr + pen) / (lam + pen))[:, None] * UR)
-                + (R - _blas.matmul(U, UR)))
+        UR = _oneblas.matmul(U.T, R)
+        return (_oneblas.matmul(U, ((lr + pen) / (lam + pen))[:, None] * UR)
+                + (R - _oneblas.matmul(U, UR)))
 
     x0 = state.get("x0")
     X = np.zeros((D, K)) if x0 is None else np.array(x0, dtype=np.float64)
@@ -441,7 +441,7 @@ def solve_pcg(problem, penalty, options, state):
         warnings.warn(f"PCG did not converge in {cap} iterations; raise max_iter or tol",
                       RuntimeWarning, stacklevel=5)
     state["x0"] = X
-    return Solution(X, my - _blas.matmul(mz, X), iters, "pcg")
+    return Solution(X, my - _oneblas.matmul(mz, X), iters, "pcg")
 
 
 # --------------------------------------------------------------------------- the table
