@@ -31,4 +31,5 @@ CHECKS = [
     "sup_error_rate",
     "features_needed",
     "rudi_rosasco",
+    "learner_paths",
 ]

@@ -9,6 +9,11 @@ status 1 when any check fails.
 
 ``--seed all`` (or ``RANDFEAT_ANALYSIS_SEEDS=all`` / ``0-9`` / ``3``) runs the suite for every seed
 0–99 and writes DIR/seed_sweep.md/json instead of the per-check report.
+
+``--audit`` (seeds 0–49 unless ``--seed`` says otherwise) audits the power statements instead:
+each stated effect injected through its check's ``audit(effect)`` (analysis/audit.py), results in
+DIR/audit.json and DIR/audit.md.  The report's records carry ``detectable`` (the verdict's
+effects) and ``audit`` (the check's audit.json entry when its code version matches, else None).
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ def run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion, quiet=
     cache = ResultCache(cache_dir)
     if use_cache:
         blob = cache.load(f"{name}-s{seed}", key,
-                          validate=lambda r: validate_verdict(mod, mod.verdict(r)))
+                          validate=lambda r: validate_verdict(mod, mod.verdict(r), r))
         if blob is not None:
             return name, seed, blob["result"], blob["runtime_s"], True
     t0 = time.process_time()
@@ -91,6 +96,7 @@ def _error_record(n, mod, tb, mode, seed):
                 statistic={"error": tb[-500:]}, tightness=None,
                 summary=f"ERROR: {last}", false_alarm=mod.ALPHA, runtime_s=0.0, cached=False,
                 figure="", params_brief=mod.PARAMS[mode], table="", notes=[], power=None,
+                detectable=None, audit=None,
                 tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed, mode=mode)
 
 
@@ -143,11 +149,14 @@ def main(argv=None):
                    help="tiny grids for the test-suite (seconds; not a meaningful check)")
     ap.add_argument("--only", nargs="+", metavar="NAME", choices=CHECKS, help="run only these "
                                                                               "checks")
-    ap.add_argument("--seed", default=os.environ.get("RANDFEAT_ANALYSIS_SEEDS", "0"),
+    ap.add_argument("--seed", default=None,
                     help="seed, or 'all' / 'A-B' / 'a,b,c' for a seed sweep (default 0; env "
-                         "RANDFEAT_ANALYSIS_SEEDS)")
-    ap.add_argument("--out", default="results/analysis",
-                    help="output directory (default results/analysis)")
+                         "RANDFEAT_ANALYSIS_SEEDS; with --audit default 0-49)")
+    ap.add_argument("--audit", action="store_true",
+                    help="audit the power statements: inject each stated effect through the "
+                         "check's audit(effect) at every seed; writes DIR/audit.json and "
+                         "DIR/audit.md (analysis/audit.py)")
+    ap.add_argument("--out", default="results/analysis", help="output directory")
     ap.add_argument("--jobs", type=int, default=_default_jobs(),
                     help="run checks in N processes (default: the CPUs this process may use; "
                          "results do not depend on it)")
@@ -158,10 +167,20 @@ def main(argv=None):
                     "(analysis/_dask_runner.py)")
     args = ap.parse_args(argv)
     mode = args.mode or "quick"
+    if args.seed is None:
+        from analysis.audit import DEFAULT_SEEDS
+        args.seed = DEFAULT_SEEDS if args.audit else os.environ.get("RANDFEAT_ANALYSIS_SEEDS",
+                                                                   "0")
     seeds = parse_seeds(args.seed)
     names = args.only or CHECKS
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.audit:
+        from analysis.audit import run_audit
+        log_ = (lambda *a: None) if args.quiet else (
+            lambda *a: print(*a, file=sys.stderr, flush=True))
+        return run_audit(names, seeds, out, mode=mode, jobs=args.jobs,
+                         use_cache=not args.no_cache, log=log_)
     cache_dir = out / "cache"
     rf_version = randfeat_version()
     cversion = code_version()
@@ -180,7 +199,7 @@ def main(argv=None):
     errors = {}
     w0 = time.monotonic()
 
-    from analysis.checks import load
+    from analysis.checks import load, validate_verdict
 
     sweep = {n: {} for n in names}
 
@@ -205,7 +224,12 @@ def main(argv=None):
         log(f"[{len(results) + len(errors)}/{len(tasks)}] {name} seed {seed}: "
             f"{'cached' if cached else f'{rt:.1f} s'}")
         if len(seeds) > 1:  # the sweep summary is rewritten as results arrive (resumable)
-            sweep[name][seed] = load(name).verdict(res)["verdict"]
+            try:
+                mod_ = load(name)
+                sweep[name][seed] = validate_verdict(mod_, mod_.verdict(res), res)["verdict"]
+            except Exception:  # an exception in the verdict is a failure of the check
+                sweep[name][seed] = "fail"
+                log(f"ERROR in verdict of {(name, seed)}:\n{traceback.format_exc()}")
             _write_sweep()
 
     common = (str(cache_dir), not args.no_cache, rf_version, cversion, args.quiet, sink)
@@ -244,8 +268,8 @@ def main(argv=None):
         return 1 if any_fail else 0
 
     from analysis import plots
+    from analysis.audit import entry_for
     from analysis.checks import plot as plot_check
-    from analysis.checks import validate_verdict
 
     seed = seeds[0]
     records, checks = [], {}
@@ -254,15 +278,17 @@ def main(argv=None):
         checks[n] = mod
         if (n, seed) in errors:
             records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
+            records[-1]["audit"] = entry_for(out, n, cversion)
             continue
         res, rt, cached = results[(n, seed)]
         try:
-            v = validate_verdict(mod, mod.verdict(res))
+            v = validate_verdict(mod, mod.verdict(res), res)
             fig = plot_check(mod, res, v)
         except Exception:
             errors[(n, seed)] = traceback.format_exc()
             log(f"ERROR in verdict/plot of {(n, seed)}:\n{errors[(n, seed)]}")
             records.append(_error_record(n, mod, errors[(n, seed)], mode, seed))
+            records[-1]["audit"] = entry_for(out, n, cversion)
             any_fail = True
             continue
         fig_name = f"{n}.png"
@@ -276,6 +302,7 @@ def main(argv=None):
                             false_alarm=mod.ALPHA, runtime_s=rt, cached=cached, figure=fig_name,
                             params_brief=mod.PARAMS[mode], table=v.get("table", ""),
                             notes=v.get("notes", []), power=v.get("power"),
+                            detectable=v.get("detectable"), audit=entry_for(out, n, cversion),
                             tightness_meaning=getattr(mod, "TIGHTNESS", None), seed=seed,
                             mode=mode))
         log(f"  {n}: {v['verdict']} — {v['summary']}")

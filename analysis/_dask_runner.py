@@ -76,7 +76,13 @@ def executor(scheduler, jobs, cversion=None, local=None):
     if scheduler is None:
         if local is None:
             from concurrent.futures import ProcessPoolExecutor as local
-        with local(max_workers=jobs) as ex:
+        # the workers start from a fork server, never by forking this process: a process that
+        # already runs threads (OpenMP, BLAS, a dask client, a progress bar) can hand a forked
+        # child a lock held by one of them, and the pool then waits forever (seen under pytest
+        # after a LocalCluster test)
+        import multiprocessing
+
+        with local(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as ex:
             yield ex
         return
     distributed = _import_distributed()

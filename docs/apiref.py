@@ -37,9 +37,10 @@ GROUPS = [
          "randfeat.Fastfood",
          "randfeat.StructuredOrthogonalFeatures",
          "randfeat.RandomBinningFeatures",
-         "randfeat.PositiveRandomFeatures",
       ]),
-      ("Other kernels", [
+      ("Other kernels (softmax and Gaussian by positive features, dot-product, arc-cosine, "
+       "chi-squared, any kernel by Nystroem)", [
+         "randfeat.PositiveRandomFeatures",
          "randfeat.Nystroem",
          "randfeat.PolynomialCountSketch",
          "randfeat.RandomMaclaurin",
@@ -78,6 +79,9 @@ GROUPS = [
          "randfeat.kernels.InversePowerBinningKernel",
          "randfeat.kernels.StretchedExponentialBinningKernel",
          "randfeat.kernels.CustomBinningKernel",
+      ]),
+      ("Other kernels", [
+         "randfeat.kernels.ArcCosineKernel",
       ]),
       ("Registry", [
          "randfeat.kernels.get_kernel",
@@ -157,6 +161,9 @@ ANALYSIS_MODULES = [
     ("analysis.maps", "Building the maps under test"),
     ("analysis.orf_theory", "Exact laws of ORF, ORF' and SORF's bound"),
     ("analysis.fastfood_law", "The exact variance law of Fastfood"),
+    ("analysis.arccos_law", "Exact laws of arc-cosine features"),
+    ("analysis.prf_law", "Exact laws of positive and trigonometric softmax features"),
+    ("analysis.featcheck", "Shared design of the new maps' checks"),
     ("analysis.supsearch", "Certified sup-norm search"),
     ("analysis.pooled", "Pooled estimates"),
     ("analysis.orth_common", "Shared parts of the orthogonal checks"),

@@ -10,8 +10,10 @@ one non-zero per grid and row.
 
 On sparse data (here: 1,500 rows of 200 mostly-zero non-negative columns, like counts or
 one-hot codes) a grid in which all training points share one cell along a coordinate costs
-nothing there.  The input must be a dense array (``X.toarray()`` for a ``scipy.sparse``
-matrix); random Fourier features and Fastfood accept ``scipy.sparse`` input directly.
+nothing there.  Every map takes the ``scipy.sparse`` matrix directly: random binning (like
+Fastfood and SORF) densifies it one block of rows at a time, with the dense array's output bit
+for bit (zeros are coordinates like any other); random Fourier features multiply it by the
+frequencies.
 
 We learn a classifier on binning features with :class:`randfeat.RandomFeatureRidgeClassifier`
 (LSQR on the sparse features) and compare with random Fourier features for the same kernel.
@@ -29,14 +31,15 @@ rng = np.random.default_rng(0)
 n, d = 1500, 200
 X_sparse = sp.random(n, d, density=0.03, format="csr", random_state=0,
                      data_rvs=lambda k: rng.poisson(3, k) + 1.0)
-X = X_sparse.toarray()  # random binning reads dense rows
+X = X_sparse.toarray()  # for the target and the bandwidth below
 score = X[:, :10].sum(axis=1) - X[:, 10:20].sum(axis=1)
 y = (score > np.median(score)).astype(int)
-X_train, X_test, y_train, y_test = X[:1100], X[1100:], y[:1100], y[1100:]
+# the maps and learners take the CSR rows directly
+X_train, X_test, y_train, y_test = X_sparse[:1100], X_sparse[1100:], y[:1100], y[1100:]
 print(f"input: {n} x {d}, {X_sparse.nnz / n:.1f} non-zeros per row")
 
 # bandwidth: the median L1 distance between training rows
-sub = X_train[:300]
+sub = X[:300]
 sigma = float(np.median(np.abs(sub[:, None, :] - sub[None, :, :]).sum(-1)))
 print(f"sigma = {sigma:.1f} (median L1 distance)")
 grids = [10, 30, 100]

@@ -26,19 +26,23 @@ datasets                      local loaders of the papers' benchmark datasets (r
 from randfeat import kernels
 from randfeat._config import show_config
 from randfeat._validation import is_power_of_two, next_power_of_two
+from randfeat.arccos import ArcCosineFeatures
 from randfeat.binning import RandomBinningFeatures
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
 from randfeat.hadamard import fwht
 from randfeat.kernel_ridge import ExactKernelRidge
 from randfeat.linear import RandomFeatureRidge, RandomFeatureRidgeClassifier, RidgeStatistics
+from randfeat.positive import PositiveRandomFeatures
 from randfeat.sorf import StructuredOrthogonalFeatures
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArcCosineFeatures",
     "ExactKernelRidge",
     "Fastfood",
+    "PositiveRandomFeatures",
     "RandomBinningFeatures",
     "RandomFeatureRidge",
     "RandomFeatureRidgeClassifier",

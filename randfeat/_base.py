@@ -3,6 +3,7 @@ length scale, atomic fits, and the one hook that hands dask arrays to :mod:`rand
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 
@@ -14,8 +15,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from randfeat._validation import check_n_threads, check_random_state
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
+from randfeat.kernels._registry import median_metric
 
-__all__ = ["DaskRouted", "RandomFeaturesBase", "data_sigma", "is_dask_array", "resolve_kernel"]
+__all__ = ["DaskRouted", "RandomFeaturesBase", "ard_blocks", "ard_parts", "data_sigma",
+           "is_dask_array", "resolve_kernel"]
 
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -35,24 +38,33 @@ def _same(a, b) -> bool:
     if isinstance(a, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence,
                       np.random.RandomState)):
         return False  # compared by identity: a different generator object is a different seed
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):  # e.g. ARD length scales
+        return (type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(np.array_equal(a, b)))
     try:
         return bool(type(a) is type(b) and a == b)
     except Exception:  # noqa: BLE001 - incomparable values count as changed
         return False
 
 
-def data_sigma(rule, X) -> float:
+def data_sigma(rule, X, metric="euclidean") -> float:
     r"""Length scale chosen from the data by ``rule`` (``sigma="scale"`` or ``"median"``).
 
     ``"scale"``: the :math:`\sigma` that scikit-learn's ``gamma="scale"`` implies,
     :math:`\gamma = 1/(d\,\operatorname{Var}(X))` (variance of all entries of X, as in
     :class:`sklearn.svm.SVC`; :math:`\gamma = 1` when the variance is 0) and
-    :math:`\sigma = 1/\sqrt{2\gamma} = \sqrt{d\,\operatorname{Var}(X)/2}`.
+    :math:`\sigma = 1/\sqrt{2\gamma} = \sqrt{d\,\operatorname{Var}(X)/2}`, the same number
+    for every kernel.
 
-    ``"median"``: the median heuristic, the median Euclidean distance between distinct rows of a
+    ``"median"``: the median heuristic, the median distance between distinct rows of a
     subsample of at most ``MEDIAN_SUBSAMPLE`` = 1000 rows drawn without replacement with a fixed
     seed (so it depends on X only); zero distances (duplicate rows) are left out, and 1.0 is used
-    when every distance is zero.
+    when every distance is zero.  The distance is ``metric``: the estimators pass the kernel's
+    own (:func:`randfeat.kernels._registry.median_metric`), Euclidean for the Gaussian, Cauchy,
+    Matérn and ball-sum kernels, L1 (``"cityblock"``) for the separable kernels of random
+    binning -- the Laplacian :math:`\exp(-\|\Delta\|_1/\sigma)` (in every map), inverse power,
+    stretched exponential and custom pitch laws -- so that the median pair has
+    :math:`k = e^{-1}` under the Laplacian in any dimension.
 
     Both work on data of any magnitude: when the variance (or a squared distance) would
     overflow or underflow float64 (entries beyond ~1e154 or below ~1e-154), it is computed on
@@ -63,6 +75,8 @@ def data_sigma(rule, X) -> float:
     ----------
     rule : {"scale", "median"}
     X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+    metric : {"euclidean", "cityblock"}, default "euclidean"
+        Distance of ``"median"``.
 
     Returns
     -------
@@ -91,6 +105,10 @@ def data_sigma(rule, X) -> float:
         return _finite_sigma(float(np.sqrt(0.5 / gamma)), rule, None)
     if rule == "median":
         from sklearn.metrics.pairwise import euclidean_distances
+        if metric not in ("euclidean", "cityblock"):
+            raise ValueError(f"data_sigma: metric must be 'euclidean' or 'cityblock', got "
+                             f"{metric!r}")
+        distances = euclidean_distances if metric == "euclidean" else _manhattan
         rows = np.arange(n)
         if n > MEDIAN_SUBSAMPLE:
             rows = np.sort(np.random.default_rng(MEDIAN_SEED).choice(n, MEDIAN_SUBSAMPLE,
@@ -102,10 +120,26 @@ def data_sigma(rule, X) -> float:
         if not big < 1e150 or 0 < big < 1e-150:
             s = big     # squared norms would overflow (or underflow): distances of X / s
             Xs = Xs / s
-        D = euclidean_distances(Xs)[np.triu_indices(len(rows), 1)]
+        D = distances(Xs)[np.triu_indices(len(rows), 1)]
         D = D[D > 0]
         return _finite_sigma(s * float(np.median(D)) if D.size else 1.0, rule, big)
     raise ValueError(f"unknown sigma rule {rule!r}; use a positive number, 'scale' or 'median'")
+
+
+def _manhattan(X):
+    """L1 distances between the rows of X (at most ``MEDIAN_SUBSAMPLE`` of them): scikit-learn's
+    ``manhattan_distances``, with a sparse X given 32-bit indices (its compiled sparse loop takes
+    no others; scipy gives 64-bit ones to large or converted matrices)."""
+    from sklearn.metrics.pairwise import manhattan_distances
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        if X.nnz >= 2 ** 31 or X.shape[1] >= 2 ** 31:
+            raise ValueError(f"sigma='median': the subsample of X has {X.nnz} non-zeros in "
+                             f"{X.shape[1]} columns, beyond 32-bit indices; pass a numeric sigma")
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return manhattan_distances(X)
 
 
 #: below this the variance of "scale" is computed on rescaled data (subnormal or zero)
@@ -116,7 +150,9 @@ def _variance(X, s):
     """Variance of all entries of X / s (float64)."""
     n, d = X.shape
     if sp.issparse(X):
-        Xs = X if s == 1.0 else X.astype(np.float64) / s
+        Xs = X.astype(np.float64)      # float32 data squared in float64, as np.var does
+        if s != 1.0:
+            Xs = Xs / s
         mean = float(Xs.sum(dtype=np.float64)) / (n * d)
         return float(Xs.multiply(Xs).sum(dtype=np.float64)) / (n * d) - mean * mean
     return float(np.var(X if s == 1.0 else np.asarray(X, dtype=np.float64) / s,
@@ -137,12 +173,15 @@ def resolve_kernel(kernel, sigma, X, *, require=None, who=None, **params):
     """The one rule for a kernel and its length scale, used by every randfeat estimator.
 
     ``kernel`` is a registered name or a kernel instance (or, for random binning, a pitch
-    sampler); ``sigma`` is None, a positive number or ``"scale"``/``"median"`` (:func:`data_sigma`
-    on ``X``).  A name is built with ``sigma`` (1.0 when None) and its extra parameters
+    sampler); ``sigma`` is None, a positive number, a 1-D array of them (one per feature: ARD)
+    or ``"scale"``/``"median"`` (:func:`data_sigma` on ``X``, with the kernel's
+    ``median_metric``).  A name is built with ``sigma`` (1.0 when None) and its extra parameters
     ``params`` (the estimator's ``kernel_params``: ``nu``, ``t``, ``a``, ...); an instance
     carries its own length scale and parameters, so ``sigma`` other than None, or any
     ``params``, raise ValueError (:func:`randfeat.kernels.get_kernel`).  ``require``
-    ("fourier", "fastfood" or "binning") refuses kernels the map cannot approximate.
+    ("fourier", "fastfood" or "binning") refuses kernels the map cannot approximate.  With
+    ``X`` given, ARD length scales (of ``sigma`` or of the instance) must number
+    ``X.shape[1]`` (ValueError naming ``sigma`` otherwise).
     """
     if isinstance(kernel, ShiftInvariantKernel) and params:
         raise ValueError(f"{who}: kernel_params={params!r} cannot be applied to the kernel "
@@ -152,8 +191,15 @@ def resolve_kernel(kernel, sigma, X, *, require=None, who=None, **params):
         if X is None:
             raise ValueError(f"{who}: sigma={sigma!r} (a length scale chosen from the data) is "
                              "not available here; pass a number")
-        sigma = data_sigma(sigma, X)
-    return get_kernel(kernel, sigma, require=require, who=who, **params)
+        sigma = data_sigma(sigma, X, median_metric(kernel))
+    kern = get_kernel(kernel, sigma, require=require, who=who, **params)
+    if X is not None and kern.ard and kern.sigma.shape[0] != X.shape[1]:
+        where = "" if sigma is not None else f" of the kernel instance {kern!r}"
+        raise ValueError(
+            f"{who}: sigma{where} has {kern.sigma.shape[0]} length scales (ARD, one per "
+            f"feature) but X has {X.shape[1]} features; pass sigma of shape ({X.shape[1]},) or "
+            "a number")
+    return kern
 
 
 # ----------------------------------------------------------------------------- dask
@@ -319,8 +365,10 @@ class RandomFeaturesBase(DaskRouted, ClassNamePrefixFeaturesOutMixin, Transforme
                if k in params or k in ("n_features_in_", "feature_names_in_")
                or not (k in stale or (k.endswith("_") and not k.startswith("__")))}
         new.update(state)
-        new["_fitted_params"] = {k: v for k, v in params.items()
-                                 if k not in _TRANSFORM_FREE_PARAMS}
+        # arrays and lists (ARD sigma) by value: changed in place after fit, they differ
+        new["_fitted_params"] = {k: (copy.deepcopy(v) if isinstance(v, (np.ndarray, list))
+                                     else v)
+                                 for k, v in params.items() if k not in _TRANSFORM_FREE_PARAMS}
         new["_fitted_keys"] = tuple(state)
         self.__dict__ = new
 
@@ -356,6 +404,39 @@ class RandomFeaturesBase(DaskRouted, ClassNamePrefixFeaturesOutMixin, Transforme
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.sparse = bool(self._accept_sparse)
         return tags
+
+
+def ard_parts(kernel):
+    """``(base_sigma, scales)`` of a fitted kernel (:meth:`ShiftInvariantKernel.ard_split`):
+    ``(sigma, None)`` for a number or for ARD length scales that are all equal (then the map is
+    the isotropic one, bit for bit), else ``(1.0, sigma)``: the structured maps (Fastfood, SORF)
+    run at unit length scale on ``X * (1 / sigma)`` (:func:`ard_blocks`)."""
+    base, scales = kernel.ard_split()
+    return float(base.sigma), scales
+
+
+#: entries of X scaled at once by the ARD pass of the structured maps (in cache)
+ARD_BLOCK_ELEMENTS = 2 ** 17
+
+
+def ard_blocks(X, scales):
+    """``(start, stop, X[start:stop] * (1 / scales))`` over blocks of rows of the dense X, in
+    X's dtype: the reciprocal length scales are computed in float64 and rounded to X's dtype
+    (``inv``), and every entry is one multiplication ``x * inv`` (so the ARD map equals the
+    unit-scale map on ``X * (1 / sigma).astype(X.dtype)``, bit for bit).  The blocks (at most
+    ``ARD_BLOCK_ELEMENTS`` entries) are written into one reused buffer, which stays in cache:
+    no copy of X is made.  Overflow (a tiny length scale) gives inf, which the kernels report
+    as overflowed projections."""
+    n, d = X.shape
+    inv = (1.0 / np.asarray(scales, dtype=np.float64)).astype(X.dtype)
+    rows = max(1, min(n, ARD_BLOCK_ELEMENTS // max(1, d)))
+    buf = np.empty((rows, d), dtype=X.dtype)
+    with np.errstate(over="ignore"):
+        for a in range(0, n, rows):
+            b = min(n, a + rows)
+            blk = buf[:b - a]
+            np.multiply(X[a:b], inv, out=blk)
+            yield a, b, blk
 
 
 def _odd_paired(P, m, b):

@@ -10,10 +10,42 @@ inputs whose cell lies in the training range (the per-grid "box" test of ``trans
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from randfeat._lib import _binning
 
-__all__ = ["FAST_LIMIT", "FAST_WORD_BITS", "first_float_reaching", "fit_cells", "key_layout"]
+__all__ = ["FAST_LIMIT", "FAST_WORD_BITS", "dense_row_blocks", "first_float_reaching",
+           "fit_cells", "key_layout"]
+
+#: entries of a sparse X densified at once (and of a block's per-grid scratch)
+SPARSE_BLOCK_ELEMENTS = 2 ** 20
+
+
+def dense_row_blocks(X, per_row=0):
+    """``(start, stop, dense rows)`` covering X: a dense X in one piece (as is); a scipy.sparse X
+    (CSR or CSC) densified one block of rows at a time, in X's dtype, with at most
+    ``SPARSE_BLOCK_ELEMENTS`` entries per block (``per_row``: further values per row a caller
+    allocates for each block, which bound the block too).  Implicit zeros are real coordinates
+    (every coordinate is binned), so the blocks hold exactly ``X.toarray()``'s rows and the
+    row-wise kernels give the dense input's bits."""
+    if not sp.issparse(X):
+        yield 0, X.shape[0], X
+        return
+    X = X.tocsr()
+    n, d = X.shape
+    rows = max(1, min(n, SPARSE_BLOCK_ELEMENTS // max(1, d, per_row)))
+    for a in range(0, n, rows):
+        b = min(n, a + rows)
+        yield a, b, np.ascontiguousarray(X[a:b].toarray())
+
+
+def _column_range(X):
+    """(2, d) float64: every column's minimum and maximum (implicit zeros of a sparse X count)."""
+    if sp.issparse(X):
+        lo = np.asarray(X.min(axis=0).toarray()).ravel()
+        hi = np.asarray(X.max(axis=0).toarray()).ravel()
+        return np.ascontiguousarray(np.stack([lo, hi]), dtype=np.float64)
+    return np.ascontiguousarray(np.stack([X.min(axis=0), X.max(axis=0)]), dtype=np.float64)
 
 FAST_LIMIT = 2.0 ** 50  # fast layout: |lo|, |hi| and the range below this
 FAST_WORD_BITS = 52     # fast words are accumulated exactly in float64
@@ -176,7 +208,8 @@ def first_float_reaching(u, r, target):
 
 
 def fit_cells(X, shifts, inv_widths, rng, store_assign, n_threads, fingerprint_bits=96):
-    """The exact-mode cell map of the training rows ``X`` (one column per occupied cell).
+    """The exact-mode cell map of the training rows ``X`` (one column per occupied cell; a dense
+    array, or a scipy.sparse matrix whose rows are densified a block at a time).
 
     Computes every grid's training cell range, its key layout (:func:`key_layout`) and draws
     the fingerprint key from ``rng`` (after the pitches, shifts and salt, so the grids do not
@@ -189,7 +222,7 @@ def fit_cells(X, shifts, inv_widths, rng, store_assign, n_threads, fingerprint_b
     P = shifts.shape[0]
     # Training range of every cell coordinate (floor is monotone in x, so the min/max rows give
     # it exactly, with the same float operations as the kernel).
-    ext = np.ascontiguousarray(np.stack([X.min(axis=0), X.max(axis=0)]), dtype=np.float64)
+    ext = _column_range(X)
     bounds = np.empty((2, P, d), dtype=np.float64)
     _binning.cell_indices(ext, shifts, inv_widths, bounds, 1)
     lo, hi = np.ascontiguousarray(bounds[0]), np.ascontiguousarray(bounds[1])
@@ -200,7 +233,16 @@ def fit_cells(X, shifts, inv_widths, rng, store_assign, n_threads, fingerprint_b
     layout = _binning.CellLayout(fp_key=fp_key, fingerprint_bits=fingerprint_bits, **arrays)
     fa = np.empty((P, n), dtype=np.uint64)
     fb = np.empty((P, n), dtype=np.uint32)
-    _binning.fingerprints(X, layout, fa, fb, n_threads)
+    if not sp.issparse(X):
+        _binning.fingerprints(X, layout, fa, fb, n_threads)
+    else:   # a block of rows at a time; a row's fingerprints depend on that row only
+        for a, b, Xb in dense_row_blocks(X, per_row=P):
+            ta = np.empty((P, b - a), dtype=np.uint64)
+            tb = np.empty((P, b - a), dtype=np.uint32)
+            _binning.fingerprints(Xb, layout, ta, tb, n_threads)
+            fa[:, a:b] = ta
+            fb[:, a:b] = tb
+            del ta, tb
     assign = np.empty((P, n) if store_assign else (1, 1), dtype=np.int32)
     entries, n_cells = _binning.build_cells(fa, fb, assign, bool(store_assign), n_threads)
     del fa, fb

@@ -108,14 +108,14 @@ RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator, np.random.SeedSe
                            np.random.BitGenerator]
 
 #: ``sigma`` of the feature maps: None (the kernel instance's own, or 1.0 for a kernel given by
-#: name), a positive finite length scale, or a data-driven rule, "scale" or "median"
+#: name), a positive finite length scale, an array of them, one per feature (ARD; checked at fit
+#: by randfeat.kernels), or a data-driven rule, "scale" or "median"
 #: (see randfeat._base.RandomFeaturesBase._resolve_kernel).
 SIGMA_CONSTRAINT = [None, Interval(numbers.Real, 0.0, None, closed="neither"),
-                    StrOptions({"scale", "median"})]
+                    StrOptions({"scale", "median"}), "array-like"]
 
-#: ``sigma`` of a map that takes no data-driven rule (random binning, whose grids are drawn
-#: before the data are seen): None or a positive finite length scale, the same rule otherwise.
-LENGTH_SCALE_CONSTRAINT = SIGMA_CONSTRAINT[:2]
+#: ``sigma`` without the data-driven rules: None, a positive length scale or one per feature.
+LENGTH_SCALE_CONSTRAINT = [SIGMA_CONSTRAINT[0], SIGMA_CONSTRAINT[1], SIGMA_CONSTRAINT[3]]
 
 
 def check_n_threads(n_threads) -> int:

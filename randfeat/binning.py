@@ -68,12 +68,13 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from randfeat._base import RandomFeaturesBase
+from randfeat._binning_layout import dense_row_blocks as _dense_row_blocks
 from randfeat._binning_layout import fit_cells as _fit_cells
 from randfeat._lib import _binning
 from randfeat._validation import (
-    LENGTH_SCALE_CONSTRAINT,
     N_THREADS_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
+    SIGMA_CONSTRAINT,
     check_allocation,
 )
 from randfeat.kernels import BinningKernel
@@ -175,10 +176,17 @@ default="laplacian"
         The 1-D profile :math:`\kappa` (see the module table).  A callable is a unit-scale pitch
         sampler ``pitch(size, rng) -> pitches`` (wrapped in :class:`CustomBinningKernel`).
         Non-convex kernels ("gaussian", "cauchy", "matern", ...) raise ValueError (Lemma 1).
-    sigma : float or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of a kernel given by name or callable (None: 1.0): pitches are ``sigma``
-        times the unit pitch law.  A kernel instance (e.g. ``randfeat.kernels.LaplacianKernel(2)``)
-        carries its own ``sigma``; ``sigma`` must then stay None (ValueError otherwise).
+        times the unit pitch law.  An array gives one length scale per feature (ARD,
+        :math:`\prod_m \kappa(|x_m - y_m|/\sigma_m)`): the pitches and shifts of coordinate m
+        are :math:`\sigma_m` times the unit ones (no cost).  ``"scale"``: the σ of
+        scikit-learn's ``gamma="scale"``, :math:`\sqrt{d\,\operatorname{Var}(X)/2}`;
+        ``"median"``: the median **L1** distance between rows of a seeded subsample of X (the
+        distance in these kernels' exponent: the median pair then has k = 1/e under the
+        Laplacian in any dimension; :func:`randfeat._base.data_sigma`).  A kernel instance
+        (e.g. ``randfeat.kernels.LaplacianKernel(2)``) carries its own ``sigma``; ``sigma`` must
+        then stay None (ValueError otherwise).
     kernel_params : dict, default=None
         Shape parameters of a named kernel: ``{"a": a}`` for "inverse_power" (default a = 1),
         ``{"q": q}`` for "stretched_exponential" (default q = 0.5).
@@ -198,6 +206,9 @@ default="laplacian"
     kernel_ : BinningKernel
         The resolved kernel (effective sigma); ``kernel_.gram(X, Y)`` / ``kernel_.k(delta)`` is the
         exact kernel being approximated.
+    sigma_ : float or ndarray of shape (n_features_in_,)
+        Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
+        instance's own); a read-only float64 array for ARD length scales.
     widths_ : ndarray of shape (n_grids, n_features_in_), float64
         Pitches :math:`\delta_{pm}` (``inf`` allowed: that dimension never separates points).
     shifts_ : ndarray of shape (n_grids, n_features_in_), float64
@@ -311,7 +322,7 @@ default="laplacian"
     _parameter_constraints = {
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": [str, BinningKernel, callable],
-        "sigma": LENGTH_SCALE_CONSTRAINT,
+        "sigma": SIGMA_CONSTRAINT,
         "kernel_params": [dict, None],
         "hash_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -320,6 +331,7 @@ default="laplacian"
 
     # fingerprint bits kept by the cell map: a test seam for the collision model (never change)
     _fingerprint_bits = 96
+    _accept_sparse = ("csr", "csc")
 
     def __init__(self, n_grids=30, *, kernel="laplacian", sigma=None, kernel_params=None,
                  hash_size=None, random_state=None, n_threads=None):
@@ -332,8 +344,9 @@ default="laplacian"
         self.n_threads = n_threads
 
     # -- fitting ---------------------------------------------------------------------------------
-    def _sample_grids(self, d):
-        kern = self._resolve_kernel(None, "binning", **(self.kernel_params or {}))
+    def _sample_grids(self, X):
+        d = X.shape[1]
+        kern = self._resolve_kernel(X, "binning", **(self.kernel_params or {}))
         rng = self._rng()
         P = int(self.n_grids)
         check_allocation(48 * P * d, f"the grids ({P} x {d} pitches and shifts, float64)",
@@ -352,9 +365,9 @@ default="laplacian"
         with np.errstate(divide="ignore"):
             inv = 1.0 / widths
         if not np.isfinite(inv).all():
-            raise ValueError(f"sigma={self.sigma!r} is too small: a sampled pitch underflowed to "
-                             "a subnormal number whose reciprocal overflows; rescale X or use a "
-                             "larger sigma")
+            raise ValueError(f"sigma={_short(kern.sigma)} is too small: a sampled pitch "
+                             "underflowed to a subnormal number whose reciprocal overflows; "
+                             "rescale X or use a larger sigma")
         return kern, widths, shifts, inv, salt, rng
 
     def _build(self, X, store_assign):
@@ -368,7 +381,7 @@ default="laplacian"
         if n >= 2 ** 31 - 1:
             raise ValueError(f"RandomBinningFeatures.fit supports fewer than 2**31 - 1 samples, "
                              f"got {n}; fit on a subsample or use hash_size")
-        kern, widths, shifts, inv, salt, rng = self._sample_grids(d)
+        kern, widths, shifts, inv, salt, rng = self._sample_grids(X)
         P = widths.shape[0]
         n_thr = self._n_threads()
         if self.hash_size is not None:
@@ -399,7 +412,8 @@ default="laplacian"
                         cells=cells)
         for a in (widths, shifts, n_cells, col_offsets):  # public copies, read-only as in
             a.flags.writeable = False                     # every randfeat transformer
-        attrs = {"kernel_": kern, "widths_": widths, "shifts_": shifts, "hash_salt_": salt,
+        attrs = {"kernel_": kern, "sigma_": kern.sigma, "widths_": widths, "shifts_": shifts,
+                 "hash_salt_": salt,
                  "n_cells_": n_cells, "column_offsets_": col_offsets, "n_columns_": n_columns,
                  "_fitted": state}
         return state, attrs, assign
@@ -428,8 +442,10 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (float32/float64 kept, integers become float64; finite).
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time: the fit of the dense array, bit for bit.
         y : ignored
 
         Returns
@@ -454,8 +470,10 @@ default="laplacian"
         n, P = X.shape[0], state.shifts.shape[0]
         _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
-        _binning.hashed_columns(X, state.shifts, state.inv_widths, np.uint64(state.salt),
-                                np.uint64(state.hash_size), cols, self._n_threads())
+        nt = self._n_threads()
+        for a, b, Xb in _dense_row_blocks(X):     # the whole array, or sparse rows densified
+            _binning.hashed_columns(Xb, state.shifts, state.inv_widths, np.uint64(state.salt),
+                                    np.uint64(state.hash_size), cols[a:b], nt)
         return _csr_full(cols, X.dtype, state.n_columns)
 
     def transform(self, X):
@@ -463,7 +481,10 @@ default="laplacian"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
+            scipy.sparse input (CSR or CSC; other formats are converted to CSR) is densified
+            one block of rows at a time (at most 2**20 entries): the dense array's output, bit
+            for bit.  Zeros are coordinates like any other: every coordinate is binned.
 
         Returns
         -------
@@ -472,13 +493,16 @@ default="laplacian"
             in ``fit``; hashing mode: every grid), column indices sorted within rows.
         """
         state = self._fitted_state()["_fitted"]
-        X = self._validate_X(X, reset=False)
+        X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse)
         if state.cells is None:
             return self._transform_hashed(X, state)
         n, P = X.shape[0], state.shifts.shape[0]
         _check_output(n, P, X.dtype, state.n_columns)
         cols = np.empty((n, P), dtype=_index_dtype(state.n_columns))
-        n_unseen = _binning.lookup_columns(X, state.cells, cols, self._n_threads())
+        nt = self._n_threads()
+        n_unseen = 0
+        for a, b, Xb in _dense_row_blocks(X):     # the whole array, or sparse rows densified
+            n_unseen += _binning.lookup_columns(Xb, state.cells, cols[a:b], nt)
         if n_unseen == 0:
             return _csr_full(cols, X.dtype, state.n_columns)
         seen = cols >= 0
@@ -494,7 +518,9 @@ default="laplacian"
     def _n_features_out(self):
         return self.n_columns_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
+
+def _short(sigma):
+    """``sigma`` for a message (an ARD array by its range)."""
+    if isinstance(sigma, np.ndarray):
+        return f"array of {sigma.size} length scales in [{sigma.min():g}, {sigma.max():g}]"
+    return repr(sigma)

@@ -20,7 +20,13 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase, _odd_paired, resolve_kernel
+from randfeat._base import (
+    RandomFeaturesBase,
+    _odd_paired,
+    ard_blocks,
+    ard_parts,
+    resolve_kernel,
+)
 from randfeat._lib import _fastfood
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
@@ -86,11 +92,15 @@ class Fastfood(RandomFeaturesBase):
         Non-isotropic kernels (``"laplacian"``, ``"cauchy"``) raise ValueError: Fastfood's rows
         have uniformly random directions, so it needs a spherically symmetric spectrum — use
         :class:`randfeat.RandomFourierFeatures` for those.
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Bandwidth (length scale) of a kernel given by name (None: 1.0), k(Δ) = exp(-‖Δ‖² / (2σ²))
-        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  ``"scale"`` and
-        ``"median"`` choose it from X as in :class:`randfeat.RandomFourierFeatures`.  Must be
-        None with a kernel instance (it has its own; ValueError otherwise).
+        for the Gaussian kernel; scikit-learn's ``gamma`` is 1 / (2σ²).  An array gives one
+        length scale per feature (ARD): k(x, y) = k₁((x - y)/σ) coordinate-wise, the unit-scale
+        map of x / σ, formed as ``x * (1 / sigma)`` a block of rows at a time (in cache, no
+        copy of X; bit-identical to ``sigma=1`` on ``X * (1 / sigma)``); equal scales are the
+        scalar map, bit for bit.  ``"scale"`` and ``"median"`` choose it from X as in
+        :class:`randfeat.RandomFourierFeatures`.  Must be None with a kernel instance (it has
+        its own, possibly ARD; ValueError otherwise).
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     kernel_params : dict or None, default=None
@@ -156,9 +166,9 @@ class Fastfood(RandomFeaturesBase):
     kernel_ : ShiftInvariantKernel or None
         The exact kernel approximated (for ``"ballsum"`` a BallSumKernel of dimension
         ``d_padded_``); None for a custom ``radial`` and for ``scaling="none"``.
-    sigma_ : float
+    sigma_ : float or ndarray of shape (n_features_in_,)
         Bandwidth used in V (``sigma``, the data-driven value, or the kernel instance's
-        ``sigma``).
+        ``sigma``); a read-only float64 array for ARD length scales.
 
     parameter_nbytes_ : int
         Bytes held by the stored random parameters (B_packed_, P_, G_, S_, offsets_):
@@ -261,13 +271,14 @@ class Fastfood(RandomFeaturesBase):
         return params
 
     def _fastfood_kernel(self, X, d):
-        """(kernel_, sigma_) for the row-length law, by the rule of every estimator
-        (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.  With a
-        custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is None."""
+        """(kernel_, the kernel of the length scale) for the row-length law, by the rule of every
+        estimator (:func:`randfeat._base.resolve_kernel`); raises for non-isotropic kernels.
+        With a custom ``radial`` the kernel only gives the length scale, and ``kernel_`` is
+        None."""
         if self.radial is not None:
             k = resolve_kernel(self.kernel, self.sigma, X, who="Fastfood",
                                **(self.kernel_params or {}))
-            return None, float(k.sigma)
+            return None, k
         k = self._resolve_kernel(X, "fastfood", **self._kernel_params(d))
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) not in (None, d):
             raise ValueError(
@@ -276,7 +287,7 @@ class Fastfood(RandomFeaturesBase):
                 f"kernel_params={{'t': ...}}) or a BallSumKernel(dim={d})")
         if isinstance(k, BallSumKernel) and getattr(k, "dim", d) is None:
             k = BallSumKernel(sigma=k.sigma, t=k.t, dim=d)
-        return k, float(k.sigma)
+        return k, k
 
     def _row_lengths(self, n, d, rng, kernel):
         """Unit-bandwidth radii s (n,) with S = s / ||G||_F (rows of V have length s / sigma):
@@ -303,7 +314,7 @@ class Fastfood(RandomFeaturesBase):
         d = next_power_of_two(X.shape[1])
         n_freq = D // 2 + D % 2 if paired else D
         n_blocks = -(-n_freq // d)
-        kernel, sigma = self._fastfood_kernel(X, d)
+        kernel, scaled = self._fastfood_kernel(X, d)
         rng = self._rng()
         check_allocation(n_blocks * d * 48, f"the random parameters ({n_blocks} blocks of {d})",
                          f"n_components={D}", func="Fastfood.fit")
@@ -324,9 +335,9 @@ class Fastfood(RandomFeaturesBase):
         elif D % 2:  # odd paired width: the last row is one phase-shifted feature
             off = rng.uniform(0.0, 2.0 * np.pi, size=1)
         state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "kernel_": kernel,
-                 "sigma_": sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
+                 "sigma_": scaled.sigma, "B_packed_": B_packed, "P_": P, "G_": G.astype(dtype),
                  "S_": S.astype(dtype), "offsets_": None if off is None else off.astype(dtype),
-                 "_n_features_out": D}
+                 "_n_features_out": D, "_ard": ard_parts(scaled)}
         for name in ("B_packed_", "P_", "G_", "S_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False
@@ -441,7 +452,8 @@ class Fastfood(RandomFeaturesBase):
         G, S, off = self._params(dtype)
         n, d, n_freq = X.shape[0], self.d_padded_, self.n_freq_
         log_d = d.bit_length() - 1
-        scale = 1.0 / (self.sigma_ * math.sqrt(d))
+        base_sigma, scales = self._ard
+        scale = 1.0 / (base_sigma * math.sqrt(d))
         nt = self._n_threads()
         odd = output == "paired" and self._n_features_out % 2  # + the odd width's copy
         check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
@@ -449,19 +461,31 @@ class Fastfood(RandomFeaturesBase):
                          f"the output ({n} x {self._n_features_out} {dtype.name})",
                          f"n_components={self._n_features_out}", func="Fastfood.transform",
                          fix="transform fewer rows at a time, or lower n_components")
-        params = (X, self.B_packed_, self.P_, G, S)
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        B, P = self.B_packed_, self.P_
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_paired(*params, out, log_d, scale,
-                                               math.sqrt(2.0 / self._n_features_out), nt)
+            mult = math.sqrt(2.0 / self._n_features_out)
+
+            def run(Xb, ob):
+                return _fastfood.transform_paired(Xb, B, P, G, S, ob, log_d, scale, mult, nt)
         elif output == "phase":
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.transform_phase(*params, off, out, log_d, scale,
-                                              math.sqrt(2.0 / n_freq), nt)
+            mult = math.sqrt(2.0 / n_freq)
+
+            def run(Xb, ob):
+                return _fastfood.transform_phase(Xb, B, P, G, S, off, ob, log_d, scale, mult,
+                                                 nt)
         else:
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _fastfood.project(*params, out, log_d, scale, nt)
+
+            def run(Xb, ob):
+                return _fastfood.project(Xb, B, P, G, S, ob, log_d, scale, nt)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch; with
+        # ARD scales the rows of V act on x * (1 / sigma), formed a block of rows at a time
+        if scales is None:
+            n_bad = run(X, out)
+        else:
+            n_bad = sum(run(Xb, out[a:b]) for a, b, Xb in ard_blocks(X, scales))
         self._check_projections(n_bad, X)
         return out
 

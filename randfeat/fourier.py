@@ -25,6 +25,10 @@ from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
 
+# The samplings whose frequencies take ARD length scales by a column-wise division (they draw
+# from the kernel's spectral law without reading X).
+_ARD_SAMPLINGS = frozenset({"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"})
+
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
 _MAX_BLOCKS = max(1, min(8, os.cpu_count() or 1))
@@ -120,14 +124,18 @@ class RandomFourierFeatures(RandomFeaturesBase):
         spectral sampler (``"gaussian"`` or its alias ``"rbf"``, ``"laplacian"``, ``"cauchy"``,
         ``"matern"`` (ν = 3/2), ``"ballsum"`` (t = 1)), or a kernel instance such as
         ``MaternKernel(sigma, nu=2.5)``, which carries its own ``sigma`` and parameters.
-    sigma : float, "scale", "median" or None, default None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default None
         Length scale of a kernel given by name, > 0 (None: 1.0).  For the Gaussian kernel
         :math:`k = \exp(-\|\Delta\|^2/(2\sigma^2))`; scikit-learn's ``gamma`` is
         :math:`1/(2\sigma^2)`, i.e. ``sigma = 1/sqrt(2*gamma)`` reproduces ``RBFSampler(gamma)``'s
-        kernel.  ``"scale"``: the σ of scikit-learn's ``gamma="scale"``,
+        kernel.  An array gives one length scale per feature (ARD):
+        :math:`k(x, y) = k_1((x - y)/\sigma)` coordinate-wise, with the frequencies of the
+        unit-scale kernel divided by :math:`\sigma_j` column-wise (every ``sampling``; no cost
+        in ``transform``).  ``"scale"``: the σ of scikit-learn's ``gamma="scale"``,
         :math:`\sqrt{d\,\operatorname{Var}(X)/2}`; ``"median"``: the median distance between
-        rows of a seeded subsample of X (see :func:`randfeat._base.data_sigma`).  With a kernel
-        instance ``sigma`` must stay None (ValueError otherwise).
+        rows of a seeded subsample of X, L1 for the Laplacian, Euclidean otherwise (see
+        :func:`randfeat._base.data_sigma`).  With a kernel instance ``sigma`` must stay None
+        (ValueError otherwise; an instance may carry ARD scales itself).
     kernel_params : dict or None, default None
         Extra parameters of a kernel given by name, e.g. ``{"nu": 2.5}`` for ``"matern"`` or
         ``{"t": 2}`` for ``"ballsum"`` (the one way of every randfeat estimator; a kernel
@@ -159,9 +167,9 @@ default "iid"
     ----------
     kernel_ : ShiftInvariantKernel
         The resolved kernel.
-    sigma_ : float
+    sigma_ : float or ndarray of shape (n_features_in_,)
         Its length scale (``kernel_.sigma``: the number given, the data-driven value, or the
-        instance's own).
+        instance's own); a read-only float64 array for ARD length scales.
     frequencies_ : ndarray of shape (n_frequencies, n_features_in_)
         Frequencies :math:`\omega_j` as rows, in the dtype of the fitted data: the projections
         are ``X @ frequencies_.T``.  ``n_frequencies`` is ``n_components // 2`` for an even
@@ -290,10 +298,20 @@ default "iid"
         paired = self.features == "paired"
         n_freq = D // 2 if paired else D
         rng = self._rng()
-        check_frequencies(kernel, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
+        # ARD length scales: the frequencies of the unit-scale kernel divided by sigma column-wise
+        # (omega_j = omega_1j / sigma_j), for every sampling; equal scales are the scalar kernel
+        base, scales = kernel.ard_split()
+        if scales is not None and self.sampling not in _ARD_SAMPLINGS:
+            raise ValueError(
+                f"RandomFourierFeatures: sigma with one length scale per feature (ARD) is not "
+                f"supported with sampling={self.sampling!r}; use one of "
+                f"{sorted(_ARD_SAMPLINGS)}, or a scalar sigma on X / sigma")
+        check_frequencies(base, n_freq + (paired and D % 2), d, self.sampling, X.dtype,
                           param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
-        W = sample_frequencies(kernel, n_freq, d, rng, self.sampling, self._n_threads())
+        W = sample_frequencies(base, n_freq, d, rng, self.sampling, self._n_threads())
+        if scales is not None:
+            W /= scales
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)

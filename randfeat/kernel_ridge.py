@@ -137,9 +137,11 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         A name accepted by :func:`randfeat.kernels.get_kernel` (``"gaussian"``, ``"laplacian"``,
         ``"cauchy"``, ``"matern"``, ``"ballsum"``) or a kernel instance (which carries its own
         ``sigma`` and parameters).
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of a kernel given by name (None: 1.0; Gaussian:
-        :math:`\exp(-\lVert\Delta\rVert^2 / (2\sigma^2))`); ``"scale"``/``"median"`` choose it
+        :math:`\exp(-\lVert\Delta\rVert^2 / (2\sigma^2))`), or one per feature (ARD,
+        :math:`k((x - y)/\sigma)` coordinate-wise: the same fit, bit for bit, as ``sigma=1`` on
+        ``X / sigma``); ``"scale"``/``"median"`` choose it
         from the training rows as in every randfeat transformer
         (:func:`randfeat._base.data_sigma`).  Must stay None with a kernel instance, which
         carries its own (ValueError otherwise), as in every randfeat estimator.
@@ -166,8 +168,9 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
     ----------
     kernel_ : ShiftInvariantKernel
         The resolved kernel.
-    sigma_ : float
-        Its length scale (``sigma``, its data-driven value, or the instance's own).
+    sigma_ : float or ndarray of shape (n_features,)
+        Its length scale (``sigma``, its data-driven value, or the instance's own); a read-only
+        float64 array for ARD length scales.
     X_fit_ : ndarray of shape (n_samples, n_features)
         Training inputs (a float64 copy).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
@@ -270,7 +273,8 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         alpha = float(alphas[best])
         full = _Dual(kernel, X, Y, self.fit_intercept)
         C, solver = full.solve(penalties([alpha], self.alpha_scale, n)[0])
-        state = {"kernel_": kernel, "sigma_": float(kernel.sigma), "X_fit_": X,
+        sigma_ = kernel.sigma if kernel.ard else float(kernel.sigma)
+        state = {"kernel_": kernel, "sigma_": sigma_, "X_fit_": X,
                  "alpha_": alpha, "alphas_": alphas, "validation_scores_": scores,
                  "solver_": solver, "_y_fit_": Y, "_centring_": full.centring}
         if y.ndim == 1:

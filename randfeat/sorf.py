@@ -12,11 +12,18 @@ import math
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from randfeat._base import RandomFeaturesBase, _odd_paired, resolve_kernel
+from randfeat._base import (
+    RandomFeaturesBase,
+    _odd_paired,
+    ard_blocks,
+    ard_parts,
+    resolve_kernel,
+)
 from randfeat._lib import _sorf
 from randfeat._validation import (
     N_THREADS_CONSTRAINT,
@@ -63,11 +70,15 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
     ----------
     n_components : int, default=100
         Number of output features D.
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of the Gaussian kernel; scikit-learn's ``gamma`` is :math:`1/(2\sigma^2)`.
         None means 1.0 (the default of every randfeat estimator); ``"scale"``/``"median"``
         choose it from the fit data (:func:`randfeat._base.data_sigma`, the rule of every
-        randfeat transformer).
+        randfeat transformer).  An array gives one length scale per feature (ARD,
+        :math:`\exp(-\sum_j \Delta_j^2/(2\sigma_j^2))`): the map is the unit-scale SORF of
+        :math:`x/\sigma`, formed as ``x * (1 / sigma)`` a block of rows at a time (in cache,
+        no copy of X; bit-identical to ``sigma=1`` on ``X * (1 / sigma)``); equal scales are
+        the scalar map, bit for bit.
     features : {"paired", "phase"}, default="paired"
         Real feature map, see above.
     random_state : int, Generator, RandomState, SeedSequence, BitGenerator or None
@@ -90,8 +101,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         array.
     offsets_ : ndarray of float, shape (n_freq_,) or (1,), or None
         Phases b of ``features="phase"``, or of the last frequency of an odd paired width.
-    sigma_ : float
-        The length scale used (``sigma``, or its data-driven value).
+    sigma_ : float or ndarray of shape (n_features_in_,)
+        The length scale used (``sigma``, or its data-driven value); a read-only float64 array
+        for ARD length scales.
     parameter_nbytes_ : int
         Bytes of the stored random parameters: 3 per row of W, plus one float per row for the
         phases — O(n), against 8 d per row for a dense float64 frequency matrix.
@@ -137,6 +149,7 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
+    _accept_sparse = ("csr", "csc")
     _dask_fit_reads_shape = True
 
     def __init__(self, n_components=100, *, sigma=None, features="paired", random_state=None,
@@ -153,8 +166,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (only its shape and dtype are used).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (only its shape and dtype are used, and its values for
+            ``sigma="scale"`` or ``"median"``).
         y : ignored
 
         Returns
@@ -168,8 +182,7 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         """The fitted state for X (published in one step by ``_fit_atomic``)."""
         self._n_threads()                      # validates n_threads
         # the Gaussian kernel by name: the length scale by the rule of every estimator
-        sigma = resolve_kernel("gaussian", self.sigma, X,
-                               who="StructuredOrthogonalFeatures").sigma
+        kernel = resolve_kernel("gaussian", self.sigma, X, who="StructuredOrthogonalFeatures")
         D = int(self.n_components)
         paired = self.features == "paired"
         d = next_power_of_two(X.shape[1])
@@ -184,9 +197,9 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
             off = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)
         elif D % 2:  # odd paired width: the last frequency gives one phase-shifted feature
             off = rng.uniform(0.0, 2.0 * np.pi, size=1)
-        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "sigma_": sigma,
+        state = {"d_padded_": d, "n_freq_": n_freq, "n_blocks_": n_blocks, "sigma_": kernel.sigma,
                  "signs_": signs, "offsets_": None if off is None else off.astype(X.dtype),
-                 "_n_features_out": D}
+                 "_n_features_out": D, "_ard": ard_parts(kernel)}
         for name in ("signs_", "offsets_"):
             if state[name] is not None:
                 state[name].flags.writeable = False
@@ -207,7 +220,8 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         st = self._fitted_state()
         X = self._validate_X(X, reset=False)
         n, dtype, d, n_freq = X.shape[0], X.dtype, st["d_padded_"], st["n_freq_"]
-        log_d, scale, nt = d.bit_length() - 1, 1.0 / (st["sigma_"] * d), self._n_threads()
+        base_sigma, scales = st["_ard"]
+        log_d, scale, nt = d.bit_length() - 1, 1.0 / (base_sigma * d), self._n_threads()
         odd = output == "paired" and st["_n_features_out"] % 2  # + the odd width's copy
         check_allocation(n * dtype.itemsize * (n_freq * (1 + (output == "paired")) + odd *
                                                st["_n_features_out"]),
@@ -215,30 +229,55 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
                          f"n_components={st['_n_features_out']}",
                          func="StructuredOrthogonalFeatures.transform",
                          fix="transform fewer rows at a time, or lower n_components")
-        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch
+        signs = st["signs_"]
         if output == "paired":
             out = np.empty((n, 2 * n_freq), dtype=dtype)
-            n_bad = _sorf.transform_paired(X, st["signs_"], out, log_d, scale,
-                                           math.sqrt(2.0 / st["_n_features_out"]), nt)
+            mult = math.sqrt(2.0 / st["_n_features_out"])
+
+            def run(Xb, ob):
+                return _sorf.transform_paired(Xb, signs, ob, log_d, scale, mult, nt)
         elif output == "phase":
             off = np.ascontiguousarray(st["offsets_"], dtype=dtype)
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _sorf.transform_phase(X, st["signs_"], off, out, log_d, scale,
-                                          math.sqrt(2.0 / n_freq), nt)
+            mult = math.sqrt(2.0 / n_freq)
+
+            def run(Xb, ob):
+                return _sorf.transform_phase(Xb, signs, off, ob, log_d, scale, mult, nt)
         else:
             out = np.empty((n, n_freq), dtype=dtype)
-            n_bad = _sorf.project(X, st["signs_"], out, log_d, scale, nt)
+
+            def run(Xb, ob):
+                return _sorf.project(Xb, signs, ob, log_d, scale, nt)
+        # the kernel sets the thread count (_lib/_policy.pxd) and allocates its scratch; with
+        # ARD scales W acts on x * (1 / sigma), formed a block of rows at a time
+        if scales is None:
+            n_bad = run(X, out)
+        else:
+            n_bad = sum(run(Xb, out[a:b]) for a, b, Xb in ard_blocks(X, scales))
         self._check_projections(n_bad, X)
         return out
+
+    def _blocks(self, X, output):
+        """``_compute`` on X; scipy.sparse X is densified one block of rows at a time (at most
+        ``_SPARSE_BLOCK_ELEMENTS`` entries), as in Fastfood."""
+        if not sp.issparse(X):
+            return self._compute(X, output)
+        X = self._validate_X(X, reset=False, accept_sparse=self._accept_sparse).tocsr()
+        n, d_in = X.shape
+        rows = max(1, min(n, _SPARSE_BLOCK_ELEMENTS // max(1, d_in)))
+        parts = [self._compute(X[s:s + rows].toarray(), output) for s in range(0, n, rows)]
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     def transform(self, X):
         """Map ``X`` to the SORF features.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_in_)
             float32 stays float32 (projections and cosines in float32); other real input is
-            computed in float64.  NaN/Inf raise.
+            computed in float64.  NaN/Inf raise.  scipy.sparse input (CSR or CSC; other formats
+            are converted to CSR) is densified one block of rows at a time (at most 2**20
+            entries), never as a whole: the output is the dense array's, bit for bit.
 
         Returns
         -------
@@ -246,11 +285,15 @@ class StructuredOrthogonalFeatures(RandomFeaturesBase):
         """
         st = self._fitted_state()
         paired = st["features"] == "paired"
-        out = self._compute(X, "paired" if paired else "phase")
+        out = self._blocks(X, "paired" if paired else "phase")
         if paired and st["_n_features_out"] % 2:
             out = _odd_paired(out, st["n_freq_"], st["offsets_"])
         return out
 
     def _project(self, X):
         """The projections W x, shape (n_samples, n_freq_) (rows beyond n_freq_ dropped)."""
-        return self._compute(X, "projections")
+        return self._blocks(X, "projections")
+
+
+#: rows of a sparse X densified at once by transform: at most this many entries
+_SPARSE_BLOCK_ELEMENTS = 2 ** 20

@@ -356,8 +356,10 @@ def test_sigma_median():
     assert data_sigma("scale", Xs) == pytest.approx(data_sigma("scale", Xs.toarray()))
     with pytest.raises(ValueError, match="sigma='scale' was given together with the kernel"):
         RandomFourierFeatures(8, kernel=GaussianKernel(), sigma="scale").fit(X)
-    with pytest.raises(InvalidParameterError, match="'sigma' parameter of RandomBinningFeatures"):
-        RandomBinningFeatures(8, sigma="median").fit(X)
+    # random binning takes the rules too (it used to refuse them), "median" with the L1
+    # distance of its separable kernels (tests/test_binning_sigma.py)
+    assert RandomBinningFeatures(8, sigma="median", random_state=0).fit(X).sigma_ == \
+        pytest.approx(np.median(pdist(X, "cityblock")), rel=1e-12)
 
 
 # ----------------------------------------------------------------------- sparse input

@@ -1,8 +1,8 @@
 """The checks: one module per check under ``analysis/checks/``, found by name (listing it in
 ``analysis.CHECKS`` only fixes its place in the report).
 
-The contract (validated by :func:`load`; adding a check touches only its module, its tests and
-the README)
+The contract, version 3 (validated by :func:`load` and :func:`validate_verdict`; adding a check
+touches only its module, its tests and the README)
 -------------------------------------------------------------------------------------------------
 Module attributes
 
@@ -24,19 +24,48 @@ Functions
     ``analysis.montecarlo.seed_sequences`` / ``replicate``.
 ``verdict(result) -> dict``
     keys ``verdict`` ("pass" | "fail" | "vacuous"), ``statistic`` (dict), ``tightness`` (float or
-    None), ``summary`` (str, computed from the result); optional ``table`` (markdown), ``notes``
-    (list of str), ``power`` (str: the smallest deviation detected with probability >= 0.9),
-    ``tightness_ci`` ([lo, hi], a 95% interval for ``tightness``).
+    None), ``summary`` (str, computed from the result), ``detectable`` (list of effects,
+    :mod:`analysis.power`: each the smallest deviation of one kind that this run's own design and
+    numbers detect with probability >= 0.9; may be empty) and ``power`` (str, exactly
+    ``analysis.power.statement(detectable)``); optional ``table`` (markdown), ``notes`` (list
+    of str), ``tightness_ci`` ([lo, hi], a 95% interval for ``tightness``).
 ``plot(result, verdict) -> matplotlib.figure.Figure``
     draws from the result and the verdict dict (no recomputation).  A one-argument
     ``plot(result)`` (the first contract) is still accepted and called as such.
+``audit(effect)``  (required as soon as a verdict's ``detectable`` is non-empty)
+    a context manager that injects a deviation of exactly ``effect["size"]`` (in its unit)
+    through a public seam (``unittest.mock.patch.object`` on a public function or attribute of
+    ``analysis`` or ``randfeat``; no source file is edited), so that ``verdict(run(params,
+    seed))`` inside it is "fail" with probability >= ``effect["probability"]`` (0.9).
+    ``python -m analysis --audit`` (:mod:`analysis.audit`) measures that rate.
 
-Changes from the first contract (a module written to it still runs unchanged, without warnings):
-``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``; ``summary``
-is required; ``power`` and ``tightness_ci`` optional; the module is validated on load
-(:class:`ContractError` naming every problem); ``montecarlo.random_state_of`` returns the
-SeedSequence itself (not an int) and ``montecarlo.replicate`` rejects repeated seeds and
-all-identical replicates.
+The result
+``result["errors"]``   optional list of str: an exception the check caught, with the part that
+                       failed.  The verdict must then be "fail".
+``result["skipped"]``  optional list of str: a part that could not run (a missing optional
+                       dependency, a skipped backend).  The verdict must then not be "pass"
+                       ("vacuous", or "fail" if something else failed).
+Replicates come from ``analysis.montecarlo`` (``seed_sequences``, ``replicate``,
+``random_states``, ``check_not_degenerate``), which refuse repeated seeds, repeated random
+states and identical replicates (:class:`analysis.montecarlo.DegenerateRunError`).  An exception
+that escapes ``run``, ``verdict`` or ``plot`` makes the runner report the check as "fail" with
+the exception.
+
+Validation (:func:`validate_module` on load, :func:`validate_verdict` on every verdict, with the
+result it was computed from) raises :class:`ContractError` naming every problem.
+
+History
+-------
+Version 3 (this one): ``detectable`` (computed effects) and ``power == statement(detectable)``
+(a hand-written or fixed ``power`` string is refused); ``audit(effect)``; ``result["errors"]``
+/ ``result["skipped"]`` forbid "pass"; ``montecarlo.random_states`` and repeated-replicate
+refusal.  Checks listed in :data:`_LEGACY_WITHOUT_DETECTABLE` (written to version 2, being
+ported) may still omit ``detectable`` and ``audit``; everything else of version 3 applies to
+them, and the list is meant to be emptied.
+Version 2: ``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``;
+``summary`` required; ``power`` and ``tightness_ci`` optional; the module validated on load;
+``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
+``montecarlo.replicate`` rejects repeated seeds and all-identical replicates.
 """
 
 from __future__ import annotations
@@ -48,11 +77,22 @@ import pkgutil
 
 from analysis import CHECKS as _LISTED
 
-__all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "plot",
-           "ContractError", "VERDICTS"]
+__all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "validate_result",
+           "plot", "ContractError", "VERDICTS", "CONTRACT_VERSION", "is_legacy"]
 
+CONTRACT_VERSION = 3
 VERDICTS = ("pass", "fail", "vacuous")
 MODES = ("smoke", "quick", "full")
+
+#: TEMPORARY.  Checks written to contract version 2 whose port to version 3 (``detectable``,
+#: ``audit``) is under way in another branch: their verdicts may still omit ``detectable`` (then
+#: ``power`` is free text and no ``audit`` is required).  Every other rule of version 3 applies to
+#: them.  A listed check that defines ``audit`` or returns ``detectable`` is validated in full.
+#: The one place of this tolerance: empty it once the ports are merged.
+_LEGACY_WITHOUT_DETECTABLE = frozenset({
+    "unbiasedness", "variance", "hoeffding", "claim1", "claim2", "fastfood_variance",
+    "fastfood_concentration", "orf_variance", "orf_unbiasedness", "sorf", "qmc_gram",
+})
 #: the report order (``analysis.CHECKS``); any module not listed there follows, alphabetically
 _ORDER = list(_LISTED)
 
@@ -100,13 +140,47 @@ def validate_module(mod) -> None:
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if len(ps) < n:
             errs.append(f"{fn}() must take at least {n} positional argument(s)")
+    if getattr(mod, "audit", None) is not None and not callable(mod.audit):
+        errs.append("audit must be a callable (a context manager factory: audit(effect))")
     if errs:
         raise ContractError(f"check module {name!r} breaks the contract of analysis.checks: "
                             + "; ".join(errs))
 
 
-def validate_verdict(mod, v) -> dict:
-    """Return ``v`` if it is a valid verdict of ``mod``, else raise :class:`ContractError`."""
+def is_legacy(mod, v=None) -> bool:
+    """True when ``mod`` is on the temporary :data:`_LEGACY_WITHOUT_DETECTABLE` list, defines no
+    ``audit`` and its verdict ``v`` (if given) has no ``detectable``: then the version-3 power
+    requirements are not enforced."""
+    name = getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
+    if name not in _LEGACY_WITHOUT_DETECTABLE or callable(getattr(mod, "audit", None)):
+        return False
+    return not (isinstance(v, dict) and "detectable" in v)
+
+
+def validate_result(result) -> list:
+    """Problems with the ``errors`` / ``skipped`` entries of a check's result (empty: none)."""
+    errs = []
+    if not isinstance(result, dict):
+        return errs
+    for key in ("errors", "skipped"):
+        val = result.get(key)
+        if val is not None and not (isinstance(val, (list, tuple))
+                                    and all(isinstance(x, str) for x in val)):
+            errs.append(f"result[{key!r}] must be a list of str, got {val!r}")
+    return errs
+
+
+def validate_verdict(mod, v, result=None) -> dict:
+    """Return ``v`` if it is a valid verdict of ``mod`` (computed from ``result``), else raise
+    :class:`ContractError` naming every problem.
+
+    Contract version 3: ``detectable`` is a list of effects (``analysis.power``), ``power`` is
+    exactly ``analysis.power.statement(detectable)``, ``mod.audit`` exists when ``detectable`` is
+    non-empty; with ``result`` given, a non-empty ``result["errors"]`` requires "fail" and a
+    non-empty ``result["skipped"]`` forbids "pass".  (``result=None`` skips the last two rules;
+    the runner always passes the result.)"""
+    from analysis import power as _power
+
     errs = []
     if not isinstance(v, dict):
         raise ContractError(f"{mod.NAME}.verdict() returned {type(v).__name__}, not a dict")
@@ -128,6 +202,37 @@ def validate_verdict(mod, v) -> dict:
         errs.append(f"'tightness_ci' must be [lo, hi] (numbers) or absent, got {ci!r}")
     if v.get("power") is not None and not isinstance(v["power"], str):
         errs.append("'power' must be a str or absent")
+    # version 3: computed power
+    if not is_legacy(mod, v):
+        if "detectable" not in v:
+            errs.append("'detectable' missing: a list of effects (analysis.power.effect), "
+                        "empty when the check detects nothing it can state")
+        else:
+            det = v["detectable"]
+            problems = _power.check_detectable(det)
+            errs += problems
+            if not problems:
+                want = _power.statement(det)
+                got = v.get("power")
+                if (got or "") != want:
+                    errs.append(f"'power' must be analysis.power.statement(detectable) = "
+                                f"{want!r}, got {got!r} (power statements are computed, never "
+                                "written by hand)")
+                if det and not callable(getattr(mod, "audit", None)):
+                    errs.append("'detectable' is non-empty but the module defines no "
+                                "audit(effect) context manager")
+    # version 3: no broken run passes
+    if result is not None:
+        errs += validate_result(result)
+        if isinstance(result, dict):
+            e = result.get("errors") or []
+            sk = result.get("skipped") or []
+            if e and v.get("verdict") != "fail":
+                errs.append(f"verdict {v.get('verdict')!r} with errors in the result (must be "
+                            f"'fail'): {list(e)[:3]}")
+            elif sk and v.get("verdict") == "pass":
+                errs.append(f"verdict 'pass' with skipped parts (must be 'vacuous' or 'fail'): "
+                            f"{list(sk)[:3]}")
     if errs:
         raise ContractError(f"{mod.NAME}.verdict(): " + "; ".join(errs))
     return v

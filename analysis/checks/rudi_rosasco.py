@@ -3,13 +3,16 @@ already has the excess risk of exact kernel ridge; the knee in the number of fea
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
+from unittest import mock
 
 import numpy as np
 import scipy.linalg
 
-from analysis import maps, plots, stats
 from analysis import montecarlo as mc
+from analysis import plots, power, stats
 
 NAME = "rudi_rosasco"
 TITLE = ("Rudi-Rosasco: features needed by RF ridge (lambda = n^-1/2) grow between the effective "
@@ -30,12 +33,16 @@ DESIGN = ("Synthetic target in the RKHS: x uniform on [-1, 1]^2, f* = sum of 10 
           "N(0, 0.5^2).  R_data training sets of n_max points; the smaller n of the grid are "
           "their first n rows (nested).  Exact kernel ridge (randfeat.kernel_ridge."
           "ExactKernelRidge, alpha = n^{-1/2} per sample, the R&R objective) per (n, set); for "
-          "each set R paired RandomFourierFeatures maps with M = max(sizes) frequencies, the "
-          "same maps for every n, and ridge on their first m frequencies for m on a "
-          "half-octave grid (the library map with m frequencies and the same seed: iid draws "
-          "are prefixes, tested), solved from the centred Gram of the M-frequency features "
-          "(same penalty, intercept and scaling as randfeat.RandomFeatureRidge, tested); "
-          "excess risk E = mean over 1000 test points of (f-hat - f*)^2.  Knee m_knee(n): the "
+          "each set R seeds of paired RandomFourierFeatures maps, the same maps for every n; "
+          "for each m on a half-octave grid the library map with m frequencies and that seed, "
+          "its features streamed into randfeat.RidgeStatistics (partial_fit of the new rows "
+          "at each n, solve with penalty n alpha: the public learner's statistics, nested in "
+          "n); excess risk E = mean over 1000 test points of (f-hat - f*)^2.  Exactness (the "
+          "lambda of the claim): on the first set, every exact fit and the first map's RF fits "
+          "are compared with numpy's ridge at lambda = n^{-1/2} computed independently of the "
+          "learners' penalty (CLAIM_EXPONENT; relative tolerance TOL_FIT, far above the "
+          "float64 round-off of these well-conditioned systems, kappa <= 1 + 1/lambda); a "
+          "learner run at another lambda (e.g. 1/n) fails.  Knee m_knee(n): the "
           "first m at which the mean over sets and maps of E_RF(m) / E_exact falls to 1.2 "
           "(log-linear interpolation).  Exponent: least-squares slope of log m_knee on log n, "
           "standard error by a bootstrap over the training sets.  References over the same n "
@@ -54,6 +61,9 @@ SIGMA = 0.3
 NOISE = 0.5
 N_TEST = 1000
 N_BOOT = 400
+CLAIM_EXPONENT = 0.5  # R&R's lambda = n^{-1/2}
+TOL_FIT = 1e-8  # relative distance of a fit to numpy's at the claim's lambda (round-off ~1e-12)
+EXP_GRID = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1)
 
 PARAMS = {
     "smoke": dict(ns=[100, 200, 400], R_data=2, R=3, sizes=[4, 8, 16, 32, 64, 128]),
@@ -79,48 +89,78 @@ def build_map(m, random_state):
 
 def frequencies_used(m, n):
     """How many of the map's frequencies the learner of nominal width m uses with n training
-    points: m (a seam: the tests replace it by a learner whose width depends on n)."""
+    points: m (a seam: the tests and the audit replace it by a learner whose width depends on
+    n)."""
     return m
 
 
-def rf_excess(W, X, y, Xt, ft, ns, sizes):
-    """Excess risk mean((f-hat - f*)^2) over the test points of ridge on the first m
-    frequencies of W (paired features [cos, sin] / sqrt(m)), per (n, m): array (len(ns),
-    len(sizes)).  Training rows are the first n of X (nested); alpha = n^{-1/2} per sample,
-    unpenalised intercept: (Zc'Zc / n + alpha I) w = Zc'(y - ybar) / n."""
-    M = len(W)
-    P = X @ W.T
-    Z = np.hstack([np.cos(P), np.sin(P)])
-    Pt = Xt @ W.T
-    Zt = np.hstack([np.cos(Pt), np.sin(Pt)])
-    H = Zt.T @ Zt / len(Xt)  # test moments: the error is a quadratic form in w
-    tbar, q = Zt.mean(0), Zt.T @ ft / len(Xt)
-    f1, f2 = float(ft.mean()), float(np.mean(ft ** 2))
-    S = np.zeros((2 * M, 2 * M))
-    s, sy, sy0 = np.zeros(2 * M), np.zeros(2 * M), 0.0
+def penalty(n):
+    """The per-sample penalty the learners are run with: n^{-1/2} (a seam: the audit runs them
+    at n^{-(1/2 + delta)}; the reference uses :func:`claim_lambda`)."""
+    return n ** -0.5
+
+
+def claim_lambda(n):
+    """R&R's lambda = n^{-CLAIM_EXPONENT}, for the exactness reference only."""
+    return float(n) ** -CLAIM_EXPONENT
+
+
+def numpy_ridge(F, y, Ft, lam):
+    """Ridge with an unpenalised intercept on the rows F (features or, with ``F`` a kernel
+    matrix and ``Ft`` the test-train kernel, the dual): predictions at Ft.  Primal for features
+    (D columns), (Fc'Fc + n lam I) w = Fc'(y - ybar)."""
+    n = len(F)
+    fb, yb = F.mean(0), y.mean()
+    Fc = F - fb
+    A = Fc.T @ Fc
+    A[np.diag_indices_from(A)] += n * lam
+    w = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), Fc.T @ (y - yb))
+    return (Ft - fb) @ w + yb
+
+
+def numpy_kernel_ridge(X, y, Xt, lam):
+    """Exact kernel ridge (Gaussian, SIGMA) with an intercept, by numpy: the dual
+    (Kc + n lam I) c = y - ybar on the centred kernel, predictions k_c(x)' c + ybar."""
+    n = len(X)
+    K, Kt = gauss(X, X), gauss(Xt, X)
+    cm, tm = K.mean(0), K.mean()
+    Kc = K - cm[None] - cm[:, None] + tm
+    Ktc = Kt - cm[None] - Kt.mean(1)[:, None] + tm
+    Kc[np.diag_indices(n)] += n * lam
+    c = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kc, lower=True), y - y.mean())
+    return Ktc @ c + y.mean()
+
+
+def _rf_fits(seed_state, X, y, Xt, ft, ns, sizes, check=None):
+    """Excess risks (len(ns), len(sizes)) of RF ridge through randfeat.RidgeStatistics: for
+    each width m' = frequencies_used(m, n) (at most max(sizes)) the library map with m'
+    frequencies and this seed,
+    its training features streamed in (nested n: partial_fit of the new rows), solved with
+    penalty n * penalty(n).  ``check``: a list that receives, for each (n, m), the relative
+    distance of the predictions to numpy's ridge at claim_lambda(n) on the same features."""
+    import randfeat
+
+    maps_, stats_, seen, feats = {}, {}, {}, {}
     out = np.empty((len(ns), len(sizes)))
-    lo = 0
     for i, n in enumerate(ns):
-        Zb, yb = Z[lo:n], y[lo:n]
-        lo = n
-        S += Zb.T @ Zb
-        s += Zb.sum(0)
-        sy += Zb.T @ yb
-        sy0 += float(yb.sum())
-        zbar, ybar = s / n, sy0 / n
-        G = S - n * np.outer(zbar, zbar)
-        b = sy - n * zbar * ybar
-        alpha = n ** -0.5
         for j, m0 in enumerate(sizes):
-            m = int(min(M, max(1, frequencies_used(m0, n))))
-            idx = np.r_[0:m, M:M + m]
-            A = G[np.ix_(idx, idx)] / (m * n)
-            A[np.diag_indices(2 * m)] += alpha
-            u = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True),
-                                       b[idx] / (math.sqrt(m) * n)) / math.sqrt(m)
-            c = ybar - float(zbar[idx] @ u)  # f-hat(x) = z(x)[idx]' u + c
-            out[i, j] = (float(u @ H[np.ix_(idx, idx)] @ u) + 2 * c * float(tbar[idx] @ u)
-                         - 2 * float(q[idx] @ u) + c * c - 2 * c * f1 + f2)
+            # a learner never uses more than the grid's widest map (memory: D^2 statistics)
+            m = int(min(max(sizes), max(1, frequencies_used(m0, n))))
+            if m not in maps_:
+                maps_[m] = build_map(m, seed_state).fit(X[:2])
+                feats[m] = (np.asarray(maps_[m].transform(X), float),
+                            np.asarray(maps_[m].transform(Xt), float))
+                stats_[m], seen[m] = randfeat.RidgeStatistics(), 0
+            Z, Zt = feats[m]
+            if seen[m] < n:
+                stats_[m].partial_fit(Z[seen[m]:n], y[seen[m]:n])
+                seen[m] = n
+            coef, b = stats_[m].solve(n * penalty(n))
+            pred = Zt @ coef[0] + b[0]
+            out[i, j] = float(np.mean((pred - ft) ** 2))
+            if check is not None:
+                ref = numpy_ridge(Z[:n], y[:n], Zt, claim_lambda(n))
+                check.append(float(np.max(np.abs(pred - ref)) / np.std(ref)))
     return out
 
 
@@ -138,32 +178,47 @@ def effective_dimension(lams, nodes=300):
 
 
 def run(params, seed, progress=None):
-    from randfeat.kernel_ridge import ExactKernelRidge
+    import randfeat
 
     ns, sizes = list(params["ns"]), list(params["sizes"])
     rng = np.random.default_rng(mc.seed_sequences(seed, NAME, "target", n=1)[0])
     C, a = rng.uniform(-1, 1, (10, 2)), rng.standard_normal(10)
     Xt = rng.uniform(-1, 1, (N_TEST, 2))
     ft = gauss(Xt, C) @ a
-    sets = []
+    sets, exact_check, rf_check, cal = [], [], [], []
+    errors = []
     for k, ss in enumerate(mc.seed_sequences(seed, NAME, "data", n=params["R_data"])):
         r = np.random.default_rng(ss)
         X = r.uniform(-1, 1, (max(ns), 2))
         y = gauss(X, C) @ a + NOISE * r.standard_normal(max(ns))
-        e0 = [float(np.mean((ExactKernelRidge("gaussian", sigma=SIGMA, alphas=n ** -0.5,
-                                              alpha_scale="mean")
-                             .fit(X[:n], y[:n]).predict(Xt) - ft) ** 2)) for n in ns]
-        seeds = mc.seed_sequences(seed, NAME, "maps", k, n=params["R"])
-        mc.check_distinct(seeds)
+        e0 = []
+        for n in ns:
+            pred = randfeat.ExactKernelRidge("gaussian", sigma=SIGMA, alphas=penalty(n),
+                                             alpha_scale="mean") \
+                .fit(X[:n], y[:n]).predict(Xt)
+            e0.append(float(np.mean((pred - ft) ** 2)))
+            if k == 0:  # exactness at the claim's lambda, and its calibration (power)
+                ref = numpy_kernel_ridge(X[:n], y[:n], Xt, claim_lambda(n))
+                sd = float(np.std(ref))
+                exact_check.append(float(np.max(np.abs(pred - ref)) / sd))
+                if n != ns[0]:  # calibrated at the smallest n (conservative, cheap)
+                    continue
+                for dlt in EXP_GRID:
+                    for sgn in (1, -1):
+                        alt = numpy_kernel_ridge(X[:n], y[:n], Xt,
+                                                 float(n) ** -(CLAIM_EXPONENT + sgn * dlt))
+                        cal.append([n, dlt, sgn, float(np.max(np.abs(alt - ref)) / sd)])
         e_rf = []
-        for s2 in seeds:
-            est = build_map(max(sizes), mc.random_state_of(s2)).fit(X[:2])
-            e_rf.append(rf_excess(maps.rff_frequencies(est), X, y, Xt, ft, ns, sizes).tolist())
+        states = mc.random_states(mc.seed_sequences(seed, NAME, "maps", k, n=params["R"]))
+        for j, s2 in enumerate(states):
+            e_rf.append(_rf_fits(s2, X, y, Xt, ft, ns, sizes,
+                                 check=rf_check if (k == 0 and j == 0) else None).tolist())
             if progress is not None:
                 progress.tick()
         mc.check_not_degenerate(np.asarray(e_rf), "maps")
         sets.append(dict(e_exact=e0, e_rf=e_rf))  # e_rf: (R, len(ns), len(sizes))
-    return dict(ns=ns, sizes=sizes, sets=sets, sigma=SIGMA, noise=NOISE)
+    return dict(ns=ns, sizes=sizes, sets=sets, sigma=SIGMA, noise=NOISE,
+                exact_check=exact_check, rf_check=rf_check, calibration=cal, errors=errors)
 
 
 def knee(sizes, ratio, level=KNEE):
@@ -246,9 +301,37 @@ def analyse(res):
     for i in range(nset):
         kk = [knee(sizes, ratios[i, j]) for j in range(len(ns))]
         per_set.append(kk)
+    # exactness at the claim's lambda (deterministic)
+    ex = max(res.get("exact_check") or [float("nan")])
+    rf = max(res.get("rf_check") or [float("nan")])
+    if not ex <= TOL_FIT:
+        fails.append(f"exact kernel ridge differs from numpy's at lambda = n^-1/2 by {ex:.2g} "
+                     f"(relative; tolerance {TOL_FIT:g})")
+    if not rf <= TOL_FIT:
+        fails.append(f"RF ridge (RidgeStatistics) differs from numpy's at lambda = n^-1/2 by "
+                     f"{rf:.2g} (relative; tolerance {TOL_FIT:g})")
+    # detectable lambda-exponent error: the smallest grid delta whose exact fits (both signs)
+    # move farther from the reference than the tolerance plus the learner's own distance
+    d_exp = None
+    cal = np.asarray(res.get("calibration") or np.zeros((0, 4)), float)
+    if len(cal) and math.isfinite(ex):
+        seen = {}
+        for _, dlt, sgn, dist in cal:
+            seen[(dlt, sgn)] = max(seen.get((dlt, sgn), 0.0), dist)
+        grid = sorted({d for d, _ in seen})
+        hit = [min(seen[(d, 1)], seen[(d, -1)]) > TOL_FIT + 2 * ex for d in grid]
+        for i, d in enumerate(grid):
+            if all(hit[i:]):
+                d_exp = float(d)
+                break
     return dict(level=level, z=z, knees=k, slope=slope, se=se, boot_frac=float(ok.mean()),
                 ref=ref, upper=upper, lower=lower, fails=fails, missing=missing,
-                det_up=det_up, det_lo=det_lo, ratios=ratios, per_set=per_set)
+                det_up=det_up, det_lo=det_lo, ratios=ratios, per_set=per_set, exact_err=ex,
+                rf_err=rf, det_exponent=d_exp,
+                shift_up=(det_up - slope if math.isfinite(det_up) and math.isfinite(slope)
+                          else None),
+                shift_lo=(slope - det_lo if math.isfinite(det_lo) and math.isfinite(slope)
+                          else None))
 
 
 def verdict(res):
@@ -276,11 +359,25 @@ def verdict(res):
             f"{A['ref']['neff']:.2f}, sqrt(n) log n {A['ref']['rr']:.2f} + {TOL_UP}]; knees "
             + ", ".join(f"{k:.0f}" for k in A["knees"]) + f" at n = {ns}") if not fails else \
         f"violations: {fails}"
-    power = (f"a knee exponent of {A['det_up']:.2f} or more (e.g. a knee growing like n) or of "
-             f"{A['det_lo']:.2f} or less (e.g. a knee that does not grow) is rejected with "
-             f"probability >= {POWER} (normal approximation with the bootstrap se "
-             f"{A['se']:.3f}, one-sided z = {A['z']:.2f}); a knee beyond m = {res['sizes'][-1]} "
-             "at any n always fails")
+    det = []
+    if A["det_exponent"] is not None:
+        det.append(power.effect("error of the lambda exponent of the learners", A["det_exponent"],
+                                "absolute", where="lambda = n^-(1/2 +- delta); fits against "
+                                                  "numpy at n^-1/2, deterministic"))
+    for key, what in (("shift_up", "knee exponent raised by"),
+                      ("shift_lo", "knee exponent lowered by")):
+        if A[key] is not None and A[key] > 0:
+            det.append(power.effect(f"{what} a learner whose width depends on n", A[key],
+                                    "absolute", where=f"one-sided z = {A['z']:.2f} with the "
+                                                      "bootstrap se"))
+    lines += ["", "| exactness at lambda = n^-1/2 (first set) | max relative distance to numpy "
+              "| tolerance |", "|---|---|---|",
+              f"| ExactKernelRidge | {A['exact_err']:.2g} | {TOL_FIT:g} |",
+              f"| RF ridge via RidgeStatistics (first map, every n, m) | {A['rf_err']:.2g} | "
+              f"{TOL_FIT:g} |"]
+    errors = res.get("errors") or []
+    if errors:
+        summ = f"ERROR: {errors[0]}"
     nmaps = len(res["sets"][0]["e_rf"])
     notes = [f"Knee = first m (frequencies; 2m columns) with mean E_RF / E_exact <= {KNEE}, the "
              f"mean over {len(res['sets'])} training sets x {nmaps} maps per n.",
@@ -290,15 +387,45 @@ def verdict(res):
              "regularisation), so the ratio may dip below 1 before settling at 1.",
              f"Bootstrap over training sets: {N_BOOT} resamples, {100 * A['boot_frac']:.0f}% "
              "with a knee at every n."]
-    return dict(verdict="fail" if fails else "pass",
+    return dict(verdict="fail" if fails or errors else "pass",
                 statistic={"knee_exponent": A["slope"], "knee_exponent_se": A["se"],
                            "knees": A["knees"], "ns": ns,
                            "exponent_sqrt_n_log_n": A["ref"]["rr"],
                            "exponent_effective_dimension": A["ref"]["neff"],
                            "detectable_exponent_above": A["det_up"],
                            "detectable_exponent_below": A["det_lo"],
+                           "exact_fit_error": A["exact_err"], "rf_fit_error": A["rf_err"],
+                           "detectable_lambda_exponent_error": A["det_exponent"],
                            "per_comparison_level": A["level"], "failed": fails},
-                tightness=None, summary=summ, table="\n".join(lines), notes=notes, power=power)
+                tightness=None, summary=summ, table="\n".join(lines), notes=notes,
+                detectable=det, power=power.statement(det))
+
+
+#: reference size of the audit's width seam: the learner of nominal width m uses
+#: m (N0 / n)^delta (raised) or m (n / N0)^delta (lowered) frequencies
+AUDIT_N0 = 400
+
+
+@contextlib.contextmanager
+def audit(effect):
+    """Inject ``effect`` through the module's seams: the learners run at lambda =
+    n^-(1/2 + size) (``penalty``), or a learner of nominal width m that uses m (N0/n)^size
+    (knee exponent raised by size) or m (n/N0)^size frequencies (lowered; ``frequencies_used``)."""
+    me = sys.modules[__name__]
+    d = float(effect["size"])
+    name = effect["effect"]
+    if name.startswith("error of the lambda exponent"):
+        patch = mock.patch.object(me, "penalty", lambda n: float(n) ** -(CLAIM_EXPONENT + d))
+    elif name.startswith("knee exponent raised"):
+        patch = mock.patch.object(me, "frequencies_used",
+                                  lambda m, n: max(1, round(m * (AUDIT_N0 / n) ** d)))
+    elif name.startswith("knee exponent lowered"):
+        patch = mock.patch.object(me, "frequencies_used",
+                                  lambda m, n: max(1, round(m * (n / AUDIT_N0) ** d)))
+    else:
+        raise ValueError(f"{NAME}.audit: unknown effect {name!r}")
+    with patch:
+        yield
 
 
 def plot(res, v=None):

@@ -64,6 +64,7 @@ Examples
 True
 """
 
+from randfeat.kernels._arccos import ArcCosineKernel
 from randfeat.kernels._base import BinningKernel, ShiftInvariantKernel
 from randfeat.kernels._convex import (
     CustomBinningKernel,
@@ -81,6 +82,7 @@ from randfeat.kernels._spectral import (
 
 __all__ = [
     "KERNEL_NAMES",
+    "ArcCosineKernel",
     "BallSumKernel",
     "BinningKernel",
     "CauchyKernel",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sklearn.utils._param_validation import InvalidParameterError
 
-from randfeat.kernels._base import ShiftInvariantKernel
+from randfeat.kernels._base import ShiftInvariantKernel, _check_sigma
 from randfeat.kernels._convex import (
     CustomBinningKernel,
     InversePowerBinningKernel,
@@ -18,7 +18,7 @@ from randfeat.kernels._spectral import (
     MaternKernel,
 )
 
-__all__ = ["KERNEL_NAMES", "get_kernel", "kernel_names"]
+__all__ = ["KERNEL_NAMES", "get_kernel", "kernel_names", "median_metric"]
 
 _CLASSES = (GaussianKernel, LaplacianKernel, CauchyKernel, MaternKernel, BallSumKernel,
             InversePowerBinningKernel, StretchedExponentialBinningKernel)
@@ -90,9 +90,10 @@ def get_kernel(kernel, sigma=None, *, require=None, who=None, **params):
         case, ``-`` and ``_`` do not matter), an instance, or a callable ``sample_pitch(size,
         rng)`` of unit-scale pitches (wrapped in :class:`CustomBinningKernel`, random binning
         only).
-    sigma : float or None, default None
-        Length scale for a kernel given by name or callable (None: 1.0).  Must be None with an
-        instance.
+    sigma : float, array of shape (d,) or None, default None
+        Length scale for a kernel given by name or callable (None: 1.0), or one length scale
+        per coordinate (ARD: k(Δ) = k₁(Δ/σ) coordinate-wise; every
+        registered kernel admits it).  Must be None with an instance.
     require : {None, "fourier", "fastfood", "binning"}, default None
         The feature map the kernel is for; a kernel that it cannot approximate raises a
         ValueError saying why and listing the names it can use.
@@ -137,6 +138,8 @@ def get_kernel(kernel, sigma=None, *, require=None, who=None, **params):
                 f"kernel by name ({kernel.name!r})")
         kern = kernel
     elif isinstance(kernel, str):
+        if sigma is not None:  # checked here, so that errors name the estimator
+            sigma = _check_sigma(sigma, who or "get_kernel")
         key = _LOOKUP.get(_canonical(kernel))
         if key is None:
             names = kernel_names(require)
@@ -156,6 +159,8 @@ def get_kernel(kernel, sigma=None, *, require=None, who=None, **params):
                     f"{sorted(set(params) - set(accepted))} (accepted: {accepted})") from None
             raise
     elif callable(kernel) and require in (None, "binning"):
+        if sigma is not None:
+            sigma = _check_sigma(sigma, who or "get_kernel")
         kern = CustomBinningKernel(kernel, sigma=1.0 if sigma is None else sigma)
     else:
         raise InvalidParameterError(
@@ -175,3 +180,19 @@ def get_kernel(kernel, sigma=None, *, require=None, who=None, **params):
                    "binning": "; use randfeat.RandomFourierFeatures for this kernel"}[require])
     return kern
 
+
+
+def median_metric(kernel):
+    """The distance of the median heuristic (``sigma="median"``) for ``kernel`` (a name, an
+    instance or a pitch sampler): ``"cityblock"`` (L1) for the separable kernels of random
+    binning (Laplacian, inverse power, stretched exponential, custom pitch laws), whose exponent
+    is an L1 distance, ``"euclidean"`` for the others.  An unknown name gives ``"euclidean"``
+    (:func:`get_kernel` then raises)."""
+    if isinstance(kernel, ShiftInvariantKernel):
+        return kernel.median_metric
+    if isinstance(kernel, str):
+        key = _LOOKUP.get(_canonical(kernel))
+        return _KERNELS[key].median_metric if key is not None else "euclidean"
+    if callable(kernel):
+        return CustomBinningKernel.median_metric
+    return "euclidean"
