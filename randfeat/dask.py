@@ -129,6 +129,7 @@ from randfeat.linear._fit import (
     working_copy,
 )
 from randfeat.linear._inputs import check_alphas
+from randfeat.linear._precision import effective_gram_dtype
 from randfeat.linear._ridge import _RandomFeatureRidgeBase
 from randfeat.linear._selection import SPECTRAL
 from randfeat.linear._solvers import SOLVERS, resolve_solver
@@ -736,6 +737,7 @@ def fit_ridge(model, X, y, sample_weight=None):
     work = working_copy(model)
     work.__dict__ = {k: v for k, v in work.__dict__.items() if not _is_fitted(k)}
     work.__dict__.update(features_=feats, n_features_out_=D, n_features_in_=X.shape[1])
+    work.__dict__["gram_dtype"] = effective_gram_dtype(work, alphas, float(X.shape[0]))  # "auto"
     plan = plan_fit(work, alphas, None, X.shape[0], who)
     split = validation_split(X.shape[0], alphas.size if plan.selection == "holdout" else 1,
                              model.validation_fraction, model.random_state, who)

@@ -203,8 +203,10 @@ def _learner_data(seed, n, d=4):
     return X, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
 
 
-def _solver_seams(solver):
-    """Points where a re-fit can fail: ``(module, attribute, replacement factory)``."""
+def _solver_seams(solver, gram_dtype="float64"):
+    """Points where a re-fit can fail: ``(module, attribute, replacement factory)``; the float32
+    statistics' own kernels (``syrk_f32_into``, the mixed-precision ``posv_mixed``) for
+    ``gram_dtype="float32"``."""
     stats_mod = _module_with("_blas", "randfeat.linear._statistics", "randfeat.linear")
     solve_mod = _module_with("_lapack", "randfeat.linear._solvers", "randfeat.linear")
     pcg_mod = _module_with("_nystrom", "randfeat.linear._solvers", "randfeat.linear")
@@ -213,6 +215,12 @@ def _solver_seams(solver):
         "factorise": (solve_mod, "_lapack", lambda real, exc: _Proxy(real, dpotrf=_raise(exc))),
         "nystrom": (pcg_mod, "_nystrom", lambda real, exc: _raise(exc)),
     }
+    if gram_dtype == "float32":
+        seams.update(
+            accumulate=(stats_mod, "_gramlib",
+                        lambda real, exc: _Proxy(real, syrk_f32_into=_raise(exc))),
+            factorise=(solve_mod, "_gramlib",
+                       lambda real, exc: _Proxy(real, posv_mixed=_raise(exc))))
     if solver == "loo":   # the selection by leave-one-out (randfeat 0.4's default)
         import randfeat.linear._fit as fit_mod
 
@@ -229,23 +237,24 @@ def _solver_seams(solver):
                                            ("loo", 0), ("loo", 1), ("loo", 2)])
 @pytest.mark.parametrize("exc", [MemoryError, KeyboardInterrupt])
 @pytest.mark.parametrize("width", [4, 5])
+@pytest.mark.parametrize("gram_dtype", ["float64", "float32"])
 def test_ridge_refit_failing_part_way_keeps_the_previous_model(monkeypatch, solver, exc, point,
-                                                               width):
+                                                               width, gram_dtype):
     """RandomFeatureRidge with sigma="median" (the features depend on the data) re-fitted on
     other data (of the same or another width), failing in the accumulation, the factorisation
     or the preconditioner (hold-out selection), or in the eigendecomposition or the second
     pass of the leave-one-out selection: the old model predicts exactly as before and every
     attribute is the untouched one.  randfeat 0.1 replaced ``features_`` first (predictions
     moved by ~0.7 on this data) and ``n_features_in_`` (predict then refused the old data's
-    width)."""
-    mod, attr, make = _solver_seams(solver)[point]
+    width).  Both precisions of the statistics (the default, "auto", is float32 here)."""
+    mod, attr, make = _solver_seams(solver, gram_dtype)[point]
     X1, y1 = _learner_data(0, 300)
     X2, y2 = _learner_data(3, 400, d=width)   # other data (another width: n_features_in_)
     kw = (dict(selection="loo", store_covariance=True) if solver == "loo"
           else dict(solver=solver, selection="holdout"))
     m = RandomFeatureRidge(RandomFourierFeatures(64, sigma="median", random_state=0),
                            alphas=[0.1, 1.0, 10.0], chunk_size=100, random_state=0,
-                           **kw).fit(X1, y1)
+                           gram_dtype=gram_dtype, **kw).fit(X1, y1)
     p0 = m.predict(X1)
     snap = _snapshot(m)
     monkeypatch.setattr(mod, attr, make(getattr(mod, attr), exc()))
@@ -257,7 +266,7 @@ def test_ridge_refit_failing_part_way_keeps_the_previous_model(monkeypatch, solv
     # and it is usable: the re-fit now succeeds and equals a fresh fit
     ref = RandomFeatureRidge(RandomFourierFeatures(64, sigma="median", random_state=0),
                              alphas=[0.1, 1.0, 10.0], chunk_size=100, random_state=0,
-                             **kw).fit(X2, y2)
+                             gram_dtype=gram_dtype, **kw).fit(X2, y2)
     np.testing.assert_array_equal(m.fit(X2, y2).predict(X2), ref.predict(X2))
 
 

@@ -132,9 +132,11 @@ def test_in_place_solve(weighted, fail_first_dpotrf):
     y = rng.normal(size=300)
     w = rng.uniform(0.5, 2.0, size=300) if weighted else None
     f = RandomFourierFeatures(40, sigma=1.0, random_state=0)
-    ref = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
+    ref = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64, gram_dtype="float64").fit(
+        X, y, sample_weight=w)
     calls = fail_first_dpotrf()
-    m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64).fit(X, y, sample_weight=w)
+    m = RandomFeatureRidge(f, alphas=1e-3, chunk_size=64, gram_dtype="float64").fit(
+        X, y, sample_weight=w)
     assert len(calls) == 2 and m.solver_ == "cholesky"
     np.testing.assert_array_equal(m.coef_, ref.coef_)
     np.testing.assert_array_equal(m.intercept_, ref.intercept_)
@@ -274,14 +276,15 @@ def test_pcg_equals_cholesky_and_its_preconditioner_does_the_work(monkeypatch):
     so the iteration count detects a preconditioner that does nothing."""
     import randfeat.linear._solvers as lin
     X, y, f = _wide(0)
-    ch = RandomFeatureRidge(f, alphas=1.0).fit(X, y)
-    pc = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0).fit(X, y)
+    ch = RandomFeatureRidge(f, alphas=1.0, gram_dtype="float64").fit(X, y)
+    pc = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0,
+                            gram_dtype="float64").fit(X, y)
     assert pc.solver_ == "pcg"
     np.testing.assert_allclose(pc.coef_, ch.coef_, rtol=1e-8, atol=1e-8 * np.abs(ch.coef_).max())
     np.testing.assert_allclose(pc.intercept_, ch.intercept_, rtol=1e-8, atol=1e-10)
     monkeypatch.setattr(lin, "NYSTROM_RANK", 0)
     plain = RandomFeatureRidge(f, alphas=1.0, solver="pcg", tol=1e-12, random_state=0,
-                               max_iter=20_000).fit(X, y)
+                               max_iter=20_000, gram_dtype="float64").fit(X, y)
     np.testing.assert_allclose(plain.coef_, ch.coef_, rtol=1e-7,
                                atol=1e-7 * np.abs(ch.coef_).max())
     assert pc.n_iter_[0] <= 40 and plain.n_iter_[0] >= 3 * pc.n_iter_[0], (
@@ -336,13 +339,13 @@ def test_pcg_is_reproducible_and_warm_starts_the_path():
     preconditioner and warm-starts (validation scores = Cholesky's); too few iterations warn."""
     X, y, f = _wide(2, n=800, D=200)
     kw = dict(alphas=[0.1, 1.0, 10.0], solver="pcg", tol=1e-12, random_state=3,
-              selection="holdout")
+              selection="holdout", gram_dtype="float64")
     a = RandomFeatureRidge(f, n_threads=1, **kw).fit(X, y)
     b = RandomFeatureRidge(f, n_threads=2, **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.validation_scores_, b.validation_scores_)
     ch = RandomFeatureRidge(f, alphas=[0.1, 1.0, 10.0], random_state=3,
-                            selection="holdout").fit(X, y)
+                            selection="holdout", gram_dtype="float64").fit(X, y)
     np.testing.assert_allclose(a.validation_scores_, ch.validation_scores_, rtol=1e-8)
     # a constant target along a warm-started path: zero weights, no iterations
     c = RandomFeatureRidge(f, solver="pcg", **{k: v for k, v in kw.items() if k != "solver"}

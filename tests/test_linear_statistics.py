@@ -158,7 +158,8 @@ def test_ridge_statistics_is_what_fit_accumulates(global_random_seed):
     same chunks streamed by hand through partial_fit give bit-identically the fitted model."""
     X, y = _data(global_random_seed, n=333, d=5)
     f = RandomFourierFeatures(48, sigma=2.0, random_state=global_random_seed).fit(X)
-    m = RandomFeatureRidge(clone(f), alphas=1e-3, chunk_size=50, n_threads=2).fit(X, y)
+    m = RandomFeatureRidge(clone(f), alphas=1e-3, chunk_size=50, n_threads=2,
+                           gram_dtype="float64").fit(X, y)
     st = RidgeStatistics()
     for a in range(0, len(X), 50):
         st.partial_fit(f.transform(X[a:a + 50]), y[a:a + 50])

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from randfeat.fastfood import Fastfood
 from randfeat.fourier import RandomFourierFeatures
+from randfeat.linear import _oneblas
 from randfeat.sorf import StructuredOrthogonalFeatures
 
 __all__ = ["DENSE_MAPS", "F32_PHASE_LIMIT", "merge_duplicate_rows", "phase_bound"]
@@ -77,7 +78,7 @@ def merge_duplicate_rows(X, Y, rows, w, R=None):
     step = 8192     # rows per block: no copy of X beyond a block
     h = np.empty((n, 2))
     for s0 in range(0, n, step):
-        h[s0:s0 + step] = np.asarray(X[idx[s0:s0 + step]] @ R, dtype=np.float64)
+        h[s0:s0 + step] = np.asarray(_oneblas.matmul(X[idx[s0:s0 + step]], R), dtype=np.float64)
     _, first, inv = np.unique(h.view(np.complex128).ravel(), return_index=True,
                               return_inverse=True)
     inv = inv.ravel()

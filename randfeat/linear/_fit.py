@@ -38,11 +38,13 @@ from sklearn.base import clone
 
 from randfeat._base import RandomFeaturesBase
 from randfeat._validation import check_random_state
+from randfeat.linear import _oneblas
 from randfeat.linear._features import DENSE_MAPS, merge_duplicate_rows
 from randfeat.linear._inputs import check_alphas, penalties
 from randfeat.linear._memory import trim_heap
 from randfeat.linear._posterior import Posterior
 from randfeat.linear._selection import SPECTRAL, LooRows, Spectrum, choose
+from randfeat.linear._precision import effective_gram_dtype
 from randfeat.linear._solvers import Design, GramConsumed, SolveOptions, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
 
@@ -170,7 +172,7 @@ class InMemoryRows:
             wc = None if w is None else w[pos]
             Z = stats._update(model._chunk_features(X[idx], feats), Yc, wc, scratch=scratch)
             if path is not None:
-                P = np.asarray(Z @ Wf).reshape(-1, L, K) + b[None]
+                P = np.asarray(_oneblas.matmul(Z, Wf)).reshape(-1, L, K) + b[None]
                 if wc is None:
                     scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
                 else:
@@ -395,7 +397,8 @@ def fit_design(model, method, spec, X, Y, w, alphas, split, who, plan=None):
         state = {}   # warm start and preconditioner shared along the path
         for j in np.argsort(alphas)[::-1]:   # largest alpha first
             sol = spec.function(train, pens[j], options, state)
-            scores[j] = model._weighted_score(np.asarray(Zva @ sol.coef) + sol.intercept,
+            scores[j] = model._weighted_score(np.asarray(_oneblas.matmul(Zva, sol.coef))
+                                              + sol.intercept,
                                               Yva, wva)
         del train, state
         best = best_alpha(scores, alphas)
@@ -472,6 +475,9 @@ def fit_in_memory(model, X, Y, w, who):
         probe = model._transform(X[:1])
         D, sparse_out = probe.shape[1], sp.issparse(probe)
     model.__dict__["n_features_out_"] = D
+    # gram_dtype="auto" made concrete on the working copy (randfeat.linear._precision)
+    model.__dict__["gram_dtype"] = effective_gram_dtype(model, alphas,
+                                                        n if w is None else float(w.sum()))
     method, spec = resolve_solver(model.solver, sparse_out, f"{who}: solver")
     plan = plan_fit(model, alphas, w, n, who)
     if plan.posterior and spec.data != "statistics":
@@ -519,7 +525,10 @@ def fit_partial(work, est, X, y, w, first, who):
             probe = work._transform(X[:1])
             D, sparse_out = probe.shape[1], sp.issparse(probe)
         work.__dict__["n_features_out_"] = D
-        stats, n_eff, slw, y_ndim = RidgeStatistics(work.gram_dtype), 0, 0.0, y.ndim
+        # "auto" is float64 here: the floor of randfeat.linear._precision grows with the weight
+        # sum of all the rows, which partial_fit does not know in advance
+        dtype = "float64" if work.gram_dtype == "auto" else work.gram_dtype
+        stats, n_eff, slw, y_ndim = RidgeStatistics(dtype), 0, 0.0, y.ndim
     else:
         feats, D = est.features_, est.n_features_out_
         sparse_out = False
@@ -594,6 +603,7 @@ def fitted_state(model, res, alphas, who):
              "validation_scores_": res.validation_scores, "solver_": res.solver,
              "n_iter_": np.asarray(res.n_iter, dtype=int), "selection_": res.selection,
              "selection_curve_": res.curve, "selection_results_": res.results,
+             "gram_dtype_": model.gram_dtype,
              "_W": np.ascontiguousarray(res.W), "_b": res.b}
     state["log_marginal_likelihood_"] = res.log_evidence
     if getattr(model, "_bayesian", False):

@@ -23,6 +23,7 @@ from randfeat._validation import (
     check_n_threads,
     check_random_state,
 )
+from randfeat.linear import _oneblas
 from randfeat.linear._features import DENSE_MAPS, F32_PHASE_LIMIT, phase_bound
 from randfeat.linear._fit import fit_in_memory, fit_partial, publish, working_copy
 from randfeat.linear._inputs import check_alphas, check_sample_weight, penalties
@@ -51,14 +52,14 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "alpha_scale": [StrOptions({"sum", "mean"})],
-        "gram_dtype": [StrOptions({"float64", "float32"})],
+        "gram_dtype": [StrOptions({"auto", "float64", "float32"})],
         "n_threads": N_THREADS_CONSTRAINT,
     }
 
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
                  selection="loo", validation_fraction=0.2, chunk_size="auto", solver="auto",
                  fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
-                 gram_dtype="float64", n_threads=None):
+                 gram_dtype="auto", n_threads=None):
         self.features = features
         self.alphas = alphas
         self.alpha_scale = alpha_scale
@@ -195,7 +196,7 @@ class _RandomFeatureRidgeBase(DaskRouted, BaseEstimator):
         smp = None if draws is None else np.empty((X.shape[0], Wt.shape[1], draws.shape[2]))
         for sl in work._chunks(X.shape[0]):
             Z = work._as64(work._transform(X[sl], feats))
-            out[sl] = np.asarray(Z @ Wt) + b
+            out[sl] = np.asarray(_oneblas.matmul(Z, Wt)) + b
             if posterior is not None:
                 Zd = Z.toarray() if sp.issparse(Z) else Z
                 if draws is None:
@@ -323,20 +324,27 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     random_state : None, int or Generator, default=None
         Seeds the validation split of ``selection="holdout"`` and the test matrix of
         ``solver="pcg"`` (the feature map has its own ``random_state``).
-    gram_dtype : {"float64", "float32"}, default="float64"
+    gram_dtype : {"auto", "float64", "float32"}, default="auto"
         Precision of each chunk's :math:`Z^\top Z` product (dense features; always accumulated over
         chunks in float64 and solved to float64 accuracy).  "float32" halves the dominant cost of a
         fit with wide features (one single-precision ``syrk`` per chunk; the chunk's features
         rounded to float32, the products summed over the chunk in float32, the chunk sums added in
-        float64) at a rounding error of each chunk's entries of at most about ``chunk_size * 6e-8``
-        times the sum of the magnitudes of their terms (typically ``sqrt(chunk_size) * 6e-8``): use
-        it when the penalty is far above that error (moderate alphas; see ``benchmarks/README.md``
-        for the measured effect on Adult, where the test error is unchanged); the default is exact
-        to float64 rounding.  With "float32" and a randfeat map with dense output (RFF, Fastfood,
-        SORF), :meth:`fit` also featurises float64 input in float32 (the map's single-precision
-        path, which the products would round to anyway; :meth:`predict` featurises in the input's
-        precision), and solves by a float32 Cholesky factorisation refined to float64 accuracy
-        (about twice as fast as the float64 one; see :class:`RidgeStatistics`).
+        float64): the Gram's rounding has spectral norm about ``6e-8 * trace(G)`` (measured), and
+        moves the solution by at most that norm over the penalty, relatively.  With "float32" and
+        a randfeat map with dense output (RFF, Fastfood, SORF), :meth:`fit` also featurises float64
+        input in float32 (the map's single-precision path, which the products would round to
+        anyway; :meth:`predict` featurises in the input's precision), and solves by a float32
+        Cholesky factorisation refined to float64 accuracy (about twice as fast as the float64
+        one; see :class:`RidgeStatistics`).  "float64" is exact to float64 rounding.  "auto" (the
+        default since this release; it was "float64") is "float32" where the penalty dominates
+        that rounding -- ``features`` a randfeat map with dense output (each feature at most
+        ``sqrt(2 / D)``, so ``trace(G) <= 2 * sum(sample_weight)``) and every alpha at least
+        ``1.2e-6 * sum(sample_weight)`` (``alpha_scale="sum"``; ``1.2e-6`` with "mean"): ten times
+        the rounding's bound -- and "float64" otherwise (other features, smaller alphas, e.g.
+        the default grid's 1e-3 on more than about 830 rows); see
+        :mod:`randfeat.linear._precision`.  The precision used is ``gram_dtype_``.  On Adult,
+        cpu_act and KDDCUP99 (alpha = 1) "auto" is float32 with the float64 test errors
+        (``benchmarks/README.md``).
     n_threads : int or None, default=None
         Threads of randfeat's compiled feature kernels in :meth:`fit` and :meth:`predict` (a
         randfeat ``features`` map runs with this many; its output does not depend on it).  The
@@ -399,6 +407,8 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
         Solver actually used for the final fit.
     n_iter_ : ndarray of int, shape (n_targets,)
         LSQR/CG iterations per target of the final fit (1 for the direct Cholesky solve).
+    gram_dtype_ : {"float64", "float32"}
+        Precision of the statistics of the fit (``gram_dtype``, with "auto" resolved).
     n_features_in_ : int
 
     See Also
@@ -652,7 +662,7 @@ class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):
     coef_ : ndarray of shape (1, D) (binary) or (n_classes, D)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     alpha_, alphas_, selection_, selection_curve_, validation_scores_, \
-log_marginal_likelihood_, features_, n_features_out_, solver_, n_iter_
+log_marginal_likelihood_, features_, n_features_out_, solver_, n_iter_, gram_dtype_
         As in :class:`RandomFeatureRidge`; ``selection_curve_`` (with "loo") and
         ``validation_scores_`` (with "holdout") are error rates plus a tie-break term below
         1e-9 (the squared error mapped to [0, 1e-9)).
@@ -682,7 +692,7 @@ log_marginal_likelihood_, features_, n_features_out_, solver_, n_iter_
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
                  class_weight=None, selection="loo", validation_fraction=0.2,
                  chunk_size="auto", solver="auto", fit_intercept=True, tol=1e-8, max_iter=None,
-                 random_state=None, gram_dtype="float64", n_threads=None):
+                 random_state=None, gram_dtype="auto", n_threads=None):
         super().__init__(features, alphas=alphas, alpha_scale=alpha_scale, selection=selection,
                          validation_fraction=validation_fraction, chunk_size=chunk_size,
                          solver=solver, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,

@@ -47,6 +47,7 @@ import scipy.sparse.linalg as spla
 
 from randfeat._lib import _gram as _gramlib
 from randfeat._validation import check_random_state
+from randfeat.linear import _oneblas
 from randfeat.linear._memory import lazy_zeros
 
 __all__ = ["SOLVERS", "Design", "GramConsumed", "Solution", "SolveOptions", "SolverSpec",
@@ -169,7 +170,7 @@ def eigen_state(stats, options, state):
         ev, Q = scipy.linalg.eigh(_matrix(stats, options, state), lower=True,
                                   check_finite=False, overwrite_a=True)
         state["A"] = None
-        state["eig"] = (np.clip(ev, 0.0, None), Q, Q.T @ c)
+        state["eig"] = (np.clip(ev, 0.0, None), Q, _oneblas.matmul(Q.T, c))
     return state["eig"]
 
 
@@ -189,8 +190,8 @@ def _eigen_solution(stats, penalty, options, state):
     least-squares solution (pseudo-inverse of A)."""
     ev, Q, Qc = eigen_state(stats, options, state)
     if penalty > 0:
-        return Q @ (Qc / (ev + penalty)[:, None])
-    return Q @ (Qc * pseudo_inverse(ev, penalty)[:, None])
+        return _oneblas.matmul(Q, Qc / (ev + penalty)[:, None])
+    return _oneblas.matmul(Q, Qc * pseudo_inverse(ev, penalty)[:, None])
 
 
 def solve_cholesky(problem, penalty, options, state):
@@ -268,8 +269,9 @@ def _design_centre(design, options, state):
             sw = float(w.sum())
             # float32 features (solver="pcg"): weights in float32 too, no float64 copy of Z
             wz = w.astype(np.float32) if Z.dtype == np.float32 else w
-            mz = (np.asarray(Z.T @ wz, dtype=np.float64).ravel() / sw if fi else np.zeros(D))
-            my = w @ Y / sw if fi else np.zeros(Y.shape[1])
+            mz = (np.asarray(_oneblas.matmul(Z.T, wz), dtype=np.float64).ravel() / sw if fi
+                  else np.zeros(D))
+            my = _oneblas.matmul(w, Y) / sw if fi else np.zeros(Y.shape[1])
             rw = np.sqrt(w)
         state["centre"] = (mz, my, rw)
     return state["centre"]
@@ -282,19 +284,19 @@ def _centred_operator(design, mz, rw):
     if rw is None:
         def mv(v):
             v = np.ravel(v)
-            return Z @ v - mz @ v
+            return _oneblas.matmul(Z, v) - _oneblas.dot(mz, v)
 
         def rmv(u):
             u = np.ravel(u)
-            return np.asarray(Z.T @ u).ravel() - mz * u.sum()
+            return np.asarray(_oneblas.matmul(Z.T, u)).ravel() - mz * u.sum()
     else:  # rows scaled by sqrt(w): the weighted least-squares problem
         def mv(v):
             v = np.ravel(v)
-            return rw * (Z @ v - mz @ v)
+            return rw * (_oneblas.matmul(Z, v) - _oneblas.dot(mz, v))
 
         def rmv(u):
             u = rw * np.ravel(u)
-            return np.asarray(Z.T @ u).ravel() - mz * u.sum()
+            return np.asarray(_oneblas.matmul(Z.T, u)).ravel() - mz * u.sum()
     return mv, rmv, spla.LinearOperator(Z.shape, matvec=mv, rmatvec=rmv, dtype=np.float64)
 
 
@@ -316,7 +318,7 @@ def solve_lsqr(problem, penalty, options, state):
         res = spla.lsqr(op, _column_targets(design, my, rw, k), damp=np.sqrt(penalty),
                         atol=options.tol, btol=options.tol, iter_lim=options.max_iter)
         W[:, k], iters[k] = res[0], int(res[2])
-    return Solution(W, my - mz @ W, iters, "lsqr")
+    return Solution(W, my - _oneblas.matmul(mz, W), iters, "lsqr")
 
 
 def solve_cg(problem, penalty, options, state):
@@ -344,7 +346,7 @@ def solve_cg(problem, penalty, options, state):
             warnings.warn(f"CG did not converge in {info} iterations; raise max_iter or tol",
                           RuntimeWarning, stacklevel=5)
     state["x0"] = W
-    return Solution(W, my - mz @ W, iters, "cg")
+    return Solution(W, my - _oneblas.matmul(mz, W), iters, "cg")
 
 
 #: rank of solver="pcg"'s Nyström preconditioner (at most D)
@@ -361,9 +363,13 @@ def _nystrom(gram, D, r, rng, eps):
     Cholesky factorisation fails."""
     if r <= 0:
         return np.zeros((D, 0)), np.zeros(0)
+    # this D x r sketch's factorisations and its r x r product stay NumPy's (its LAPACK, its BLAS
+    # pool, once per path): SciPy's OpenBLAS build gives other bits for some of them, and the
+    # preconditioner's bits decide the iterations'; every product with Z is SciPy's BLAS
     Om, _ = np.linalg.qr(rng.standard_normal((D, r)))
     Y = gram(Om)
-    nu = np.sqrt(D) * eps * np.linalg.norm(Y)
+    y = Y.ravel(order="K")
+    nu = np.sqrt(D) * eps * np.sqrt(_oneblas.dot(y, y))
     Y += nu * Om
     try:
         C = np.linalg.cholesky(Om.T @ Y)
@@ -404,18 +410,19 @@ def solve_pcg(problem, penalty, options, state):
 
     def gram(V):  # A V = Zcᵀ S Zc V, float64 (D, k) in and out
         Vd = np.ascontiguousarray(V, dtype=dt)
-        U = np.asarray(Z @ Vd)
-        U -= mzd @ Vd
+        U = np.asarray(_oneblas.matmul(Z, Vd))
+        U -= _oneblas.matmul(mzd, Vd)
         if wd is not None:
             U *= wd[:, None]
-        out = np.asarray(Z.T @ U, dtype=np.float64)
+        out = np.asarray(_oneblas.matmul(Z.T, U), dtype=np.float64)
         out -= np.outer(mz, U.sum(axis=0, dtype=np.float64))
         return out
 
     Yc = Y - my
     if w is not None:
         Yc = Yc * w[:, None]
-    C = np.asarray(Z.T @ Yc.astype(dt), dtype=np.float64) - np.outer(mz, Yc.sum(axis=0))
+    C = (np.asarray(_oneblas.matmul(Z.T, Yc.astype(dt)), dtype=np.float64)
+         - np.outer(mz, Yc.sum(axis=0)))
     if "nystrom" not in state:
         state["nystrom"] = _nystrom(gram, D, min(D, NYSTROM_RANK),
                                     check_random_state(options.random_state), np.finfo(dt).eps)
@@ -423,8 +430,9 @@ def solve_pcg(problem, penalty, options, state):
     lr = lam[-1] if lam.size else 0.0
 
     def prec(R):
-        UR = U.T @ R
-        return U @ (((lr + pen) / (lam + pen))[:, None] * UR) + (R - U @ UR)
+        UR = _oneblas.matmul(U.T, R)
+        return (_oneblas.matmul(U, ((lr + pen) / (lam + pen))[:, None] * UR)
+                + (R - _oneblas.matmul(U, UR)))
 
     x0 = state.get("x0")
     X = np.zeros((D, K)) if x0 is None else np.array(x0, dtype=np.float64)
@@ -455,14 +463,14 @@ def solve_pcg(problem, penalty, options, state):
         warnings.warn(f"PCG did not converge in {cap} iterations; raise max_iter or tol",
                       RuntimeWarning, stacklevel=5)
     state["x0"] = X
-    return Solution(X, my - mz @ X, iters, "pcg")
+    return Solution(X, my - _oneblas.matmul(mz, X), iters, "pcg")
 
 
 # --------------------------------------------------------------------------- the dual
 def dual_kernel(design, options, state):
     r"""``(K, Yt, rw)``, once per ``state``: the centred, weighted kernel of the rows
-    :math:`	ilde K = S^{1/2} Z_c Z_c^	op S^{1/2}` (n x n float64, lower triangle and upper
-    triangle both filled), the centred weighted targets :math:`S^{1/2}(Y - ar y)` and
+    :math:`\tilde K = S^{1/2} Z_c Z_c^\top S^{1/2}` (n x n float64, lower triangle and upper
+    triangle both filled), the centred weighted targets :math:`S^{1/2}(Y - \bar y)` and
     :math:`\sqrt{s}` (None without weights).  Refused before it is allocated when two n x n
     arrays cannot fit in memory."""
     if "dual" not in state:
@@ -509,7 +517,7 @@ def dual_eigen_state(design, options, state):
 
 
 def dual_coef(design, beta, rw, mz):
-    r""":math:`W = Z_c^	op S^{1/2} eta` (D, K) from the dual coefficients ``beta`` (n, K)."""
+    r""":math:`W = Z_c^\top S^{1/2} \beta` (D, K) from the dual coefficients ``beta`` (n, K)."""
     u = beta if rw is None else beta * rw[:, None]
     W = np.asarray(design.Z.T @ u, dtype=np.float64)
     W -= np.outer(mz, u.sum(axis=0))
@@ -518,20 +526,20 @@ def dual_coef(design, beta, rw, mz):
 
 def solve_dual(problem, penalty, options, state):
     r"""Ridge in the dual, for more features than rows (D > n): with the centred, weighted
-    kernel of the rows :math:`	ilde K = S^{1/2} Z_c Z_c^	op S^{1/2}` (n x n),
+    kernel of the rows :math:`\tilde K = S^{1/2} Z_c Z_c^\top S^{1/2}` (n x n),
 
     .. math::
 
-        eta = (	ilde K + \lambda I)^{-1} S^{1/2}(Y - ar y), \qquad
-        W = Z_c^	op S^{1/2} eta, \qquad b = ar y - ar z^	op W
+        \beta = (\tilde K + \lambda I)^{-1} S^{1/2}(Y - \bar y), \qquad
+        W = Z_c^\top S^{1/2} \beta, \qquad b = \bar y - \bar z^\top W
 
     (the same solution as the primal normal equations, by the push-through identity
-    :math:`(Z_c^	op S Z_c + \lambda I)^{-1} Z_c^	op S^{1/2} = Z_c^	op S^{1/2}(	ilde K +
-    \lambda I)^{-1}`), by a Cholesky factorisation of :math:`	ilde K + \lambda I` (O(n^3 / 3)
+    :math:`(Z_c^\top S Z_c + \lambda I)^{-1} Z_c^\top S^{1/2} = Z_c^\top S^{1/2}(\tilde K +
+    \lambda I)^{-1}`), by a Cholesky factorisation of :math:`\tilde K + \lambda I` (O(n^3 / 3)
     per penalty, O(n^2 D) once for the kernel).  Penalty 0 -- ridgeless regression -- gives
-    the **minimum-norm least-squares solution** :math:`W = (S^{1/2}Z_c)^+ S^{1/2}(Y - ar y)`
+    the **minimum-norm least-squares solution** :math:`W = (S^{1/2}Z_c)^+ S^{1/2}(Y - \bar y)`
     (the interpolant of the rows when D >= n), from the eigendecomposition
-    :math:`	ilde K = V \Lambda V^	op` with eigenvalues below ``max * n * eps`` taken as 0;
+    :math:`\tilde K = V \Lambda V^\top` with eigenvalues below ``max * n * eps`` taken as 0;
     so does a penalty whose factorisation fails.  Dense or sparse features; the kernel is
     kept in ``state`` for a path.  Memory: two n x n float64 arrays (refused beforehand when
     they cannot fit)."""

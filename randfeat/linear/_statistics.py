@@ -8,6 +8,7 @@ import scipy.linalg.blas as _blas
 import scipy.sparse as sp
 
 from randfeat._lib import _gram as _gramlib
+from randfeat.linear import _oneblas
 from randfeat.linear._inputs import as_2d_targets, check_sample_weight
 from randfeat.linear._memory import GRAM_PANEL, gram_buffer, uninterrupted
 from randfeat.linear._solvers import SOLVERS, SolveOptions, get_solver
@@ -259,9 +260,9 @@ class RidgeStatistics:
             if single:
                 # float32 features, float32 products: one sgemm of the chunk, added in float64
                 # (relative error of the chunk's sums about n * 6e-8, as for its Gram)
-                CS = np.asarray(Z.T @ Yw.astype(np.float32), dtype=np.float64)
+                CS = np.asarray(_oneblas.matmul(Z.T, Yw.astype(np.float32)), dtype=np.float64)
             else:
-                CS = Z64.T @ Yw
+                CS = _oneblas.matmul(Z64.T, Yw)   # SciPy's BLAS, as the syrk (one pool)
             zty = zty + CS[:, :K]
             z_sum = z_sum + CS[:, K]
             # then G += (√S Z)ᵀ(√S Z); the rows scaled in place where nobody needs them unscaled
@@ -483,7 +484,7 @@ class RidgeStatistics:
             raise ValueError("RidgeStatistics.rss: no samples were added")
         W = np.asarray(coef, dtype=np.float64).reshape(self.n_targets, self.n_features)
         b = np.asarray(intercept, dtype=np.float64).reshape(self.n_targets)
-        GW = self.gram_ @ W.T
+        GW = _oneblas.matmul(self.gram_, W.T)
         return (self.y_sq_sum_ - 2 * np.einsum("dk,kd->k", self.zty_, W)
                 + np.einsum("kd,dk->k", W, GW) - 2 * b * self.y_sum_
-                + 2 * b * (W @ self.z_sum_) + self.weight_sum_ * b * b)
+                + 2 * b * _oneblas.matmul(W, self.z_sum_) + self.weight_sum_ * b * b)
