@@ -397,9 +397,11 @@ def test_repeated_rows_are_merged_exactly(monkeypatch, sparse, weighted):
     coef, icpt = a.solve(1e-3)
     np.testing.assert_allclose(a.rss(coef, icpt), b.rss(coef, icpt), rtol=1e-9)
     monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.9)
-    p1 = RandomFeatureRidge(f, alphas=1e-3, gram_dtype="float64").fit(Xi, y, sample_weight=w).predict(Xi)
+    p1 = RandomFeatureRidge(f, alphas=1e-3, gram_dtype="float64").fit(
+        Xi, y, sample_weight=w).predict(Xi)
     monkeypatch.setattr(L, "MERGE_MAX_DISTINCT", 0.0)
-    p0 = RandomFeatureRidge(f, alphas=1e-3, gram_dtype="float64").fit(Xi, y, sample_weight=w).predict(Xi)
+    p0 = RandomFeatureRidge(f, alphas=1e-3, gram_dtype="float64").fit(
+        Xi, y, sample_weight=w).predict(Xi)
     np.testing.assert_allclose(p1, p0, rtol=1e-8, atol=1e-8)
     # every row hashes alike: the exact verification splits the collided rows off again (each
     # a group of its own), so the statistics are still those of the rows

@@ -43,8 +43,8 @@ from randfeat.linear._features import DENSE_MAPS, merge_duplicate_rows
 from randfeat.linear._inputs import check_alphas, penalties
 from randfeat.linear._memory import trim_heap
 from randfeat.linear._posterior import Posterior
-from randfeat.linear._selection import SPECTRAL, LooRows, Spectrum, choose
 from randfeat.linear._precision import effective_gram_dtype
+from randfeat.linear._selection import SPECTRAL, LooRows, Spectrum, choose
 from randfeat.linear._solvers import Design, GramConsumed, SolveOptions, resolve_solver
 from randfeat.linear._statistics import RidgeStatistics
 
