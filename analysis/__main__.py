@@ -236,7 +236,11 @@ def main(argv=None):
     if args.scheduler or (args.jobs > 1 and len(tasks) > 1):
         from analysis._dask_runner import executor
         with executor(args.scheduler, args.jobs, cversion, local=ProcessPoolExecutor) as ex:
-            futs = {ex.submit(run_one, n, mode, s, *common): (n, s) for n, s in tasks}
+            # by its importable name: under ``python -m analysis`` this module is __main__,
+            # which the pool's fresh workers cannot unpickle a function from
+            from analysis.__main__ import run_one as task
+
+            futs = {ex.submit(task, n, mode, s, *common): (n, s) for n, s in tasks}
             for f in as_completed(futs):
                 try:
                     _done(*f.result())

@@ -229,6 +229,10 @@ def _dask_fit(model, X, Y, blocks, how, skipped):
         return _ridge(model, Xd, Y), int(Xd.numblocks[0])
 
 
+#: rows per chunk of the float32-statistics part (its error bound grows with it)
+F32_CHUNK = 256
+
+
 def run(params, seed, progress=None):
     import randfeat
 
@@ -243,6 +247,7 @@ def run(params, seed, progress=None):
     sums = {}
 
     def learner(**kw):
+        kw.setdefault("gram_dtype", "float64")   # the float32 statistics: their own part
         return randfeat.RandomFeatureRidge(build_map(Dq, map_ss), alphas=lam, alpha_scale="mean",
                                            n_threads=1, **kw)
 
@@ -289,8 +294,11 @@ def run(params, seed, progress=None):
     def grid():
         alphas = [lam / 10, lam, lam * 10]
         m = randfeat.RandomFeatureRidge(build_map(Dq, map_ss), alphas=alphas,
-                                        alpha_scale="mean", random_state=grid_ss, n_threads=1)
-        W, b = _ridge(m, X, Y)
+                                        alpha_scale="mean", random_state=grid_ss, n_threads=1,
+                                        selection="holdout", gram_dtype="float64")
+        with warnings.catch_warnings():   # the grid is lam x 10^(-1, 0, 1): an edge is fine
+            warnings.simplefilter("ignore", randfeat.linear.AlphaAtGridEdgeWarning)
+            W, b = _ridge(m, X, Y)
         rg = Exact(Z, Y, n * m.alpha_)
         best = float(alphas[int(np.argmin(m.validation_scores_))])
         rec = _direct(f"RandomFeatureRidge alpha grid (chose {m.alpha_:g})", rg, W, b)
@@ -299,12 +307,68 @@ def run(params, seed, progress=None):
 
     attempt("alpha grid", grid)
 
+    def loo():
+        # the default selection: the exact leave-one-out residuals e_i / (1 - h_ii) of every
+        # grid alpha from numpy's hat matrix (intercept included), the chosen alpha their argmin
+        alphas = [lam / 10, lam, lam * 10]
+        m = randfeat.RandomFeatureRidge(build_map(Dq, map_ss), alphas=alphas,
+                                        alpha_scale="mean", n_threads=1, selection="loo",
+                                        gram_dtype="float64")
+        with warnings.catch_warnings():   # the grid is lam x 10^(-1, 0, 1): an edge is fine
+            warnings.simplefilter("ignore", randfeat.linear.AlphaAtGridEdgeWarning)
+            W, b = _ridge(m, X, Y)
+        Zc = Z - Z.mean(0)
+        crit = []
+        for a in alphas:
+            H = Zc @ np.linalg.solve(Zc.T @ Zc + n * a * np.eye(Z.shape[1]), Zc.T) + 1.0 / n
+            E = (Y.reshape(n, -1) - (Zc @ np.linalg.solve(Zc.T @ Zc + n * a * np.eye(Z.shape[1]),
+                                                          Zc.T @ (Y.reshape(n, -1) - Y.mean(0)))
+                                     + Y.mean(0))) / (1 - np.diag(H))[:, None]
+            crit.append(float(np.mean(E ** 2)))
+        best = float(alphas[int(np.argmin(crit))])
+        rec = _direct(f"RandomFeatureRidge selection='loo' (chose {m.alpha_:g})",
+                      Exact(Z, Y, n * m.alpha_), W, b)
+        rec["ok"] = rec["ok"] and best == m.alpha_
+        rec["loo_numpy"] = crit
+        return rec
+
+    attempt("loo", loo)
+
+    def float32_statistics():
+        # gram_dtype="float32" (what "auto" picks for large enough alphas): the features are
+        # the map's float32 path, so the reference solves numpy's float64 normal equations on
+        # those features; the float32 Gram of a chunk of m rows moves each entry by at most
+        # gamma_m sum_k |z_ki z_kj| (Higham, Thm 3.5; gamma_m = m u / (1 - m u), u = 2^-24) and
+        # the system, solved to float64 accuracy, by ||dG||_2 <= gamma_m || |Z|'|Z| ||_F: the
+        # solution's relative error is at most that over the penalty (||(A + pen I)^-1|| <=
+        # 1/pen), over 1 minus the same (a rigorous bound).
+        m = learner(gram_dtype="float32", chunk_size=F32_CHUNK)
+        W, b = _ridge(m, X, Y)
+        Z32 = np.asarray(m.features_.transform(X.astype(np.float32)), float)
+        r32 = Exact(Z32, Y, n * lam)
+        u = 2.0 ** -24
+        rows = min(n, F32_CHUNK)
+        gam = rows * u / (1 - rows * u)
+        absZ = np.abs(Z32)
+        dG = gam * float(np.linalg.norm(absZ.T @ absZ)) + 4 * u * float(
+            np.linalg.norm(absZ.T @ absZ))   # + the centring's own float32 products
+        q = dG / (n * lam)
+        bound = q / (1 - q) if q < 1 else np.inf
+        rel = float(np.linalg.norm(W - r32.W) / np.linalg.norm(r32.W))
+        return dict(path="RandomFeatureRidge gram_dtype='float32'", kind="float32",
+                    relerr=rel, bound=float(bound), intercept=float(
+                        r32.intercept_error(W, b).max()),
+                    ok=bool(rel <= bound and m.gram_dtype_ == "float32"))
+
+    attempt("float32 statistics", float32_statistics)
+
     def classifier():
         cls = np.argmax(Y, axis=1)
         T = np.where(cls[:, None] == np.arange(3)[None], 1.0, -1.0)
         rc = Exact(Z, T, n * lam)
         m = randfeat.RandomFeatureRidgeClassifier(build_map(Dq, map_ss), alphas=lam,
-                                                  alpha_scale="mean", n_threads=1).fit(X, cls)
+                                                  alpha_scale="mean", n_threads=1,
+                                                  gram_dtype="float64").fit(X, cls)
         W = np.asarray(m.coef_, float).reshape(-1, m.n_features_out_).T
         return _direct("RandomFeatureRidgeClassifier (3 classes, one-vs-rest)", rc, W,
                        m.intercept_)
@@ -375,7 +439,8 @@ def run(params, seed, progress=None):
         Ys = Y[:len(Xs)]
         rs_ = Exact(Zs, Ys, len(Xs) * lam)
         W, b = _ridge(randfeat.RandomFeatureRidge(build_map(Dq, map_ss, sigma=rule), alphas=lam,
-                                                  alpha_scale="mean", n_threads=1), Xs, Ys)
+                                                  alpha_scale="mean", n_threads=1,
+                                                  gram_dtype="float64"), Xs, Ys)
         rec = _direct(f"RandomFeatureRidge on RandomFourierFeatures(sigma='{rule}')", rs_, W, b)
         rec["ok"] = rec["ok"] and rel <= SIGMA_RTOL and frel <= SIGMA_RTOL
         return rec
@@ -456,6 +521,8 @@ def verdict(res):
         elif p["kind"] == "residual":
             i = int(np.argmax(np.asarray(p["relres"]) / np.asarray(p["bound"])))
             val, bnd, test = p["relres"][i], f"{p['bound'][i]:.3g}", "relative residual"
+        elif p["kind"] == "float32":
+            val, bnd, test = p["relerr"], f"{p['bound']:.2g}", "rel. error vs float64 on f32 Z"
         else:
             val, bnd, test = (max(p["ratio"]), "1 (or SciPy's test 1)",
                               "|R| / (atol sqrt(2 it + 1) |A|_2 |r|)")
@@ -575,6 +642,8 @@ def plot(res, v):
             val = max(p["backward"]) / p["bound"]
         elif p["kind"] == "residual":
             val = float(np.max(np.asarray(p["relres"]) / np.asarray(p["bound"])))
+        elif p["kind"] == "float32":
+            val = p["relerr"] / p["bound"]
         else:
             val = max(p["ratio"])
         names.append(p["path"].replace("RandomFeatureRidge", "RFR").replace("RidgeStatistics",
