@@ -156,7 +156,8 @@ def main(argv=None):
                     help="audit the power statements: inject each stated effect through the "
                          "check's audit(effect) at every seed; writes DIR/audit.json and "
                          "DIR/audit.md (analysis/audit.py)")
-    ap.add_argument("--out", default="results/analysis", help="output directory")
+    ap.add_argument("--out", default="results/analysis",
+                    help="output directory (default results/analysis)")
     ap.add_argument("--jobs", type=int, default=_default_jobs(),
                     help="run checks in N processes (default: the CPUs this process may use; "
                          "results do not depend on it)")
