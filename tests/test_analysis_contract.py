@@ -143,28 +143,16 @@ def test_result_errors_must_be_strings():
         validate_verdict(mod, _verdict(verdict="fail"), {"errors": [ValueError("x")]})
 
 
-def test_legacy_list_is_the_only_tolerance_and_excludes_the_learning_checks():
-    """Checks on the temporary _LEGACY_WITHOUT_DETECTABLE list may omit detectable; no other
-    check may, and the learning checks (and lemma1) are not on it."""
-    legacy = checks._LEGACY_WITHOUT_DETECTABLE
-    mine = {"kernel_interpolation_limit", "rudi_rosasco", "features_needed", "sup_error_rate",
-            "lemma1", "learner_paths"}
-    assert not legacy & mine
+def test_every_check_refuses_a_verdict_without_detectable():
+    """Every check is on contract version 3: a verdict without ``detectable`` (and with a
+    free-text power) is refused, whichever check it claims to come from."""
+    assert not hasattr(checks, "_LEGACY_WITHOUT_DETECTABLE")
     old = _verdict()
     del old["detectable"]
     old["power"] = "free text"
     for name in checks.CHECKS:
-        mod = checks.load(name)
-        if name in legacy and not callable(getattr(mod, "audit", None)):
-            validate_verdict(mod, old)
-        else:
-            with pytest.raises(ContractError, match="detectable"):
-                validate_verdict(mod, old)
-    # a listed check that has been ported (defines audit) is validated in full
-    toy = _toy_module("unbiasedness")
-    assert "unbiasedness" in legacy
-    with pytest.raises(ContractError, match="detectable"):
-        validate_verdict(toy, old)
+        with pytest.raises(ContractError, match="detectable"):
+            validate_verdict(checks.load(name), old)
 
 
 # ------------------------------------------------------------------ replicates

@@ -59,9 +59,8 @@ History
 Version 3 (this one): ``detectable`` (computed effects) and ``power == statement(detectable)``
 (a hand-written or fixed ``power`` string is refused); ``audit(effect)``; ``result["errors"]``
 / ``result["skipped"]`` forbid "pass"; ``montecarlo.random_states`` and repeated-replicate
-refusal.  Checks listed in :data:`_LEGACY_WITHOUT_DETECTABLE` (written to version 2, being
-ported) may still omit ``detectable`` and ``audit``; everything else of version 3 applies to
-them, and the list is meant to be emptied.
+refusal.  Every check is on version 3 (the temporary tolerance of version-2 checks during
+the port is gone).
 Version 2: ``plot(result)`` -> ``plot(result, verdict)``; optional ``TIGHTNESS`` and ``COST``;
 ``summary`` required; ``power`` and ``tightness_ci`` optional; the module validated on load;
 ``montecarlo.random_state_of`` returns the SeedSequence itself (not an int) and
@@ -78,18 +77,12 @@ import pkgutil
 from analysis import CHECKS as _LISTED
 
 __all__ = ["CHECKS", "load", "discover", "validate_module", "validate_verdict", "validate_result",
-           "plot", "ContractError", "VERDICTS", "CONTRACT_VERSION", "is_legacy"]
+           "plot", "ContractError", "VERDICTS", "CONTRACT_VERSION"]
 
 CONTRACT_VERSION = 3
 VERDICTS = ("pass", "fail", "vacuous")
 MODES = ("smoke", "quick", "full")
 
-#: TEMPORARY.  Checks written to contract version 2 whose port to version 3 (``detectable``,
-#: ``audit``) is under way in another branch: their verdicts may still omit ``detectable`` (then
-#: ``power`` is free text and no ``audit`` is required).  Every other rule of version 3 applies to
-#: them.  A listed check that defines ``audit`` or returns ``detectable`` is validated in full.
-#: The one place of this tolerance: empty it once the ports are merged.
-_LEGACY_WITHOUT_DETECTABLE = frozenset()
 #: the report order (``analysis.CHECKS``); any module not listed there follows, alphabetically
 _ORDER = list(_LISTED)
 
@@ -144,16 +137,6 @@ def validate_module(mod) -> None:
                             + "; ".join(errs))
 
 
-def is_legacy(mod, v=None) -> bool:
-    """True when ``mod`` is on the temporary :data:`_LEGACY_WITHOUT_DETECTABLE` list, defines no
-    ``audit`` and its verdict ``v`` (if given) has no ``detectable``: then the version-3 power
-    requirements are not enforced."""
-    name = getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
-    if name not in _LEGACY_WITHOUT_DETECTABLE or callable(getattr(mod, "audit", None)):
-        return False
-    return not (isinstance(v, dict) and "detectable" in v)
-
-
 def validate_result(result) -> list:
     """Problems with the ``errors`` / ``skipped`` entries of a check's result (empty: none)."""
     errs = []
@@ -200,24 +183,23 @@ def validate_verdict(mod, v, result=None) -> dict:
     if v.get("power") is not None and not isinstance(v["power"], str):
         errs.append("'power' must be a str or absent")
     # version 3: computed power
-    if not is_legacy(mod, v):
-        if "detectable" not in v:
-            errs.append("'detectable' missing: a list of effects (analysis.power.effect), "
-                        "empty when the check detects nothing it can state")
-        else:
-            det = v["detectable"]
-            problems = _power.check_detectable(det)
-            errs += problems
-            if not problems:
-                want = _power.statement(det)
-                got = v.get("power")
-                if (got or "") != want:
-                    errs.append(f"'power' must be analysis.power.statement(detectable) = "
-                                f"{want!r}, got {got!r} (power statements are computed, never "
-                                "written by hand)")
-                if det and not callable(getattr(mod, "audit", None)):
-                    errs.append("'detectable' is non-empty but the module defines no "
-                                "audit(effect) context manager")
+    if "detectable" not in v:
+        errs.append("'detectable' missing: a list of effects (analysis.power.effect), "
+                    "empty when the check detects nothing it can state")
+    else:
+        det = v["detectable"]
+        problems = _power.check_detectable(det)
+        errs += problems
+        if not problems:
+            want = _power.statement(det)
+            got = v.get("power")
+            if (got or "") != want:
+                errs.append(f"'power' must be analysis.power.statement(detectable) = "
+                            f"{want!r}, got {got!r} (power statements are computed, never "
+                            "written by hand)")
+            if det and not callable(getattr(mod, "audit", None)):
+                errs.append("'detectable' is non-empty but the module defines no "
+                            "audit(effect) context manager")
     # version 3: no broken run passes
     if result is not None:
         errs += validate_result(result)
