@@ -15,7 +15,7 @@ statements hold (the protocol of the contract, ``analysis/checks/__init__.py``),
 and writes ``DIR/audit.json`` and a short ``DIR/audit.md``.  ``audit.json`` maps each audited check
 to::
 
-    {"code": code_version,          # analysis.__main__.code_version() of the audited code
+    {"code": code_version,          # analysis.runner.code_version() of the audited code
      "mode": "quick", "seeds": [0, ..., 49],
      "control": {"pass": k, "fail": k, "vacuous": k, "error": k, "n": n},
      "complete": bool,              # False while the audit runs (rewritten after every seed)
@@ -122,8 +122,8 @@ def _task(name, mode, seed, cache_dir, use_cache, rf_version, cversion):
     and cached, as ``python -m analysis`` does), then the injected runs, one BLAS thread."""
     from threadpoolctl import threadpool_limits
 
-    from analysis.__main__ import run_one
     from analysis.checks import load
+    from analysis.runner import run_one
 
     mod = load(name)
     _, _, res, _, _ = run_one(name, mode, seed, cache_dir, use_cache, rf_version, cversion,
@@ -215,7 +215,7 @@ def run_audit(names, seeds, out, mode="quick", jobs=1, use_cache=True, log=None)
     fewer than 90 % of the seeds (or a control run is not "pass"), else 0."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    from analysis.__main__ import code_version, randfeat_version
+    from analysis.runner import code_version, randfeat_version
 
     log = log or (lambda *a: None)
     out = pathlib.Path(out)

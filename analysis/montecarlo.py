@@ -100,12 +100,13 @@ def random_states(seeds) -> list:
     return states
 
 
-def check_not_degenerate(out, what="replicates") -> None:
+def check_not_degenerate(out, what="replicates", allow_repeats=False) -> None:
     """Raise :class:`DegenerateRunError` when the replicates (along axis 0 of ``out``, R >= 2)
     are degenerate: every column has zero spread (all replicates gave the same answer, so no
     variance, tail or z-statistic computed from them means anything), or two replicates
     coincide in every entry while each has at least :data:`MIN_DISTINCT_FOR_REPEATS` distinct
-    values (a continuous output repeated: a reused random state)."""
+    values (a continuous output repeated: a reused random state; not tested with
+    ``allow_repeats=True``, for estimates with a discrete law)."""
     x = np.asarray(out, dtype=float)
     if x.shape[0] < 2:
         return
@@ -114,6 +115,8 @@ def check_not_degenerate(out, what="replicates") -> None:
     if not fin.any() or np.all(np.ptp(x[:, fin], axis=0) == 0):
         raise DegenerateRunError(f"all {x.shape[0]} {what} are identical (zero variance across "
                                  "replicates): the Monte Carlo run is degenerate")
+    if allow_repeats:   # a discrete law (e.g. SORF's sign patterns): repeats are expected
+        return
     xf = x[:, fin]
     rich = [len(np.unique(row)) >= MIN_DISTINCT_FOR_REPEATS for row in xf]
     if all(rich):

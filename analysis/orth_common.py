@@ -35,7 +35,7 @@ def off_axis_direction(d, rng):
 
 
 def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, progress=None,
-                    features="paired", x0=None):
+                    features="paired", x0=None, discrete=False):
     """Per-replicate estimates, shape (n_rep, len(deltas)).
 
     ``make(n_components, random_state)`` returns an unfitted feature map whose frequencies
@@ -45,7 +45,9 @@ def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, 
     SeedSequence of (seed, names).  ``features``: "paired" (``make`` gets 2 r D components,
     the estimate at (x0, x0 + Delta) is the mean of cos(w_j' Delta)) or "phase" (r D
     components, the mean of 2 cos(w_j' x0 + b_j) cos(w_j' (x0 + Delta) + b_j)); ``x0``
-    defaults to 0."""
+    defaults to 0.  ``discrete=True`` for a map whose estimate takes finitely many values
+    (SORF: a function of its sign patterns): repeated replicates are then expected, and only an
+    all-identical run is refused (:func:`analysis.montecarlo.check_not_degenerate`)."""
     if D % d:
         raise ValueError(f"block_estimates: D = {D} is not a multiple of the block size d = {d}")
     per = max(1, chunk_freq // D)
@@ -66,7 +68,7 @@ def block_estimates(make, d, D, n_rep, deltas, seed, names, chunk_freq=1 << 15, 
         if progress is not None:
             progress.tick(r)
     res = np.vstack(out)
-    mc.check_not_degenerate(res, "block estimates")
+    mc.check_not_degenerate(res, "block estimates", allow_repeats=discrete)
     return res
 
 

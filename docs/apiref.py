@@ -48,6 +48,9 @@ GROUPS = [
          "randfeat.AdditiveChi2Sampler",
          "randfeat.SkewedChi2Sampler",
       ]),
+      ("Sampling utilities", [
+         "randfeat.nystroem.successive_sampling",
+      ]),
       ("Warnings", [
          "randfeat.binning.WideBinningWarning",
       ])]),
@@ -173,6 +176,11 @@ ANALYSIS_MODULES = [
     ("analysis.orth_common", "Shared parts of the orthogonal checks"),
     ("analysis.repro", "Seeds, code hash, cache, progress"),
     ("analysis.report", "The report writer"),
+    ("analysis.runner", "One check run and the cache's versions"),
+    ("analysis.audit", "Auditing the power statements"),
+    ("analysis.sorf_law", "The exact law of SORF (enumerated sign patterns)"),
+    ("analysis.rmt", "Deterministic equivalents of random-feature ridge"),
+    ("analysis.learning_curve", "Shared parts of the learning-curve checks"),
 ]
 
 #: modules whose docstring is not reST (shown on their page as a literal block instead)

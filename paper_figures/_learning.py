@@ -26,7 +26,8 @@ def make_learner(method, task, *, n, sigma, seed, alphas=ALPHAS, n_rows=None):
     kw = {}
     if method == "binning":
         kw = dict(tol=1e-6, max_iter=300)
-    return cls(feats, alphas=alphas, alpha_scale="mean", validation_fraction=0.2, chunk_size=4096,
+    return cls(feats, alphas=alphas, alpha_scale="mean", selection="holdout", gram_dtype="float64",
+               validation_fraction=0.2, chunk_size=4096,
                random_state=derive_seed(seed, "validation"), **kw)
 
 

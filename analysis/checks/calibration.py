@@ -100,7 +100,7 @@ def fit_posterior(X, y, sampling, D, random_state):
                                            random_state=random_state, n_threads=1)
     return randfeat.RandomFeatureRidge(feats, alphas=NOISE ** 2 / AMPLITUDE,
                                        fit_intercept=False, store_covariance=True,
-                                       n_threads=1).fit(X, y)
+                                       n_threads=1, gram_dtype="float64").fit(X, y)
 
 
 def _child(ss, *key):

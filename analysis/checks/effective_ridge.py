@@ -64,7 +64,7 @@ def build_learner(P, lam, random_state):
     return randfeat.RandomFeatureRidge(
         randfeat.RandomFourierFeatures(P, kernel="gaussian", sigma=1.0, features="phase",
                                        random_state=random_state, n_threads=1),
-        alphas=lam, alpha_scale="mean", fit_intercept=False, n_threads=1)
+        alphas=lam, alpha_scale="mean", fit_intercept=False, n_threads=1, gram_dtype="float64")
 
 
 def exact(X, y, Xt, alphas):

@@ -214,7 +214,8 @@ def run(params, seed, progress=None):
                 solver = "cholesky" if D <= CHOL_MAX else "pcg"
                 model = randfeat.RandomFeatureRidge(build_map(D, sigma, rs), alphas=lam,
                                                     alpha_scale="mean", solver=solver,
-                                                    random_state=ps, n_threads=1)
+                                                    random_state=ps, n_threads=1,
+                                                    gram_dtype="float64")
                 pred = model.fit(Xtr, Ytr).predict(Xte)
                 err.append(test_error(pred, Yte, task))
                 if r_ == 0:  # the learner against numpy's dual solve on the same features

@@ -96,7 +96,7 @@ def rf_predictor(D, random_state, lam, X, y, Xt):
     import randfeat
 
     model = randfeat.RandomFeatureRidge(build_map(D, random_state), alphas=lam,
-                                        alpha_scale="mean", n_threads=1)
+                                        alpha_scale="mean", n_threads=1, gram_dtype="float64")
     return model.fit(X, y).predict(Xt)
 
 

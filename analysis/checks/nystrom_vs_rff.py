@@ -108,7 +108,8 @@ def run(params, seed, progress=None):
                 def one(rs, m=m, meth=meth, ctx=(X, y, Xt, f, scale, sigma)):
                     X_, y_, Xt_, f_, scale_, sigma_ = ctx
                     fm = randfeat.RandomFeatureRidge(build_map(meth, m, sigma_, rs), alphas=LAM,
-                                                     alpha_scale="mean", n_threads=1)
+                                                     alpha_scale="mean", n_threads=1,
+                                                     gram_dtype="float64")
                     return np.sqrt(np.mean((fm.fit(X_, y_).predict(Xt_) - f_) ** 2)) / scale_
 
                 rows.append(mc.replicate(one, seeds, progress).tolist())

@@ -140,7 +140,8 @@ def run(params, seed, progress=None):
             ev = var + (0.5 / d if feat == "phase" else 0.0)
             est = orth_common.block_estimates(make_map(d, 1.0, feat), d, d, params["law_R"], V,
                                               seed, (NAME, "law", d, feat), progress=progress,
-                                              features=feat, x0=x0 if feat == "phase" else None)
+                                              features=feat, x0=x0 if feat == "phase" else None,
+                                              discrete=True)
             det = ev <= DET_VAR
             z, m, se = stats.z_test_mean(est, mean, exact_var=np.where(det, 1.0, ev))
             p, ratio, nu = stats.variance_pvalue(est[:, ~det], ev[~det])
@@ -166,7 +167,7 @@ def run(params, seed, progress=None):
         u = orth_common.off_axis_direction(d, geo)
         deltas = zs[:, None] * u[None, :]
         est = orth_common.block_estimates(make_map(d), d, d, params["R"], deltas, seed,
-                                          (NAME, d), progress=progress)
+                                          (NAME, d), progress=progress, discrete=True)
         k = np.exp(-zs ** 2 / 2)
         v_rff = orf_theory.rff_var_term(zs) / d
         _, mean, se = stats.z_test_mean(est, k)

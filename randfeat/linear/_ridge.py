@@ -449,7 +449,7 @@ class RandomFeatureRidge(RegressorMixin, _RandomFeatureRidgeBase):
     def __init__(self, features="passthrough", *, alphas=None, alpha_scale="sum",
                  selection="loo", validation_fraction=0.2, chunk_size="auto", solver="auto",
                  fit_intercept=True, tol=1e-8, max_iter=None, random_state=None,
-                 gram_dtype="float64", n_threads=None, store_covariance=False):
+                 gram_dtype="auto", n_threads=None, store_covariance=False):
         super().__init__(features, alphas=alphas, alpha_scale=alpha_scale, selection=selection,
                          validation_fraction=validation_fraction, chunk_size=chunk_size,
                          solver=solver, fit_intercept=fit_intercept, tol=tol, max_iter=max_iter,
