@@ -113,12 +113,13 @@ def test_loo_with_zero_weights_and_random_features():
     w = rng.uniform(0.2, 3.0, size=300)
     w[::7] = 0.0
     f = RandomFourierFeatures(40, sigma=1.0, random_state=0)
-    m = RandomFeatureRidge(f, alphas=ALPHAS, chunk_size=37).fit(X, y, sample_weight=w)
+    m = RandomFeatureRidge(f, alphas=ALPHAS, chunk_size=37, gram_dtype="float64").fit(
+        X, y, sample_weight=w)
     Z = m.features_.transform(X)
     ref = RidgeCV(alphas=ALPHAS, gcv_mode="eigen", store_cv_results=True).fit(
         Z[w > 0], y[w > 0], sample_weight=w[w > 0])
     assert _rel(m.selection_curve_, ref.cv_results_.sum(axis=0) / w.sum()) < TOL
-    dropped = RandomFeatureRidge(f, alphas=ALPHAS).fit(X[w > 0], y[w > 0],
+    dropped = RandomFeatureRidge(f, alphas=ALPHAS, gram_dtype="float64").fit(X[w > 0], y[w > 0],
                                                        sample_weight=w[w > 0])
     assert _rel(m.selection_curve_, dropped.selection_curve_) < TOL
 
@@ -372,7 +373,7 @@ def test_partial_fit_equals_fit_on_the_concatenated_rows(selection, alphas):
     y = np.column_stack([np.sin(X[:, 0]), np.cos(X[:, 1])]) + 0.1 * rng.normal(size=(500, 2))
     w = rng.uniform(0.5, 2.0, size=500)
     f = RandomFourierFeatures(50, sigma=1.5, random_state=0)
-    kw = dict(alphas=alphas, selection=selection, store_covariance=True)
+    kw = dict(alphas=alphas, selection=selection, store_covariance=True, gram_dtype="float64")
     pf = RandomFeatureRidge(f, **kw)
     for sl in (slice(0, 130), slice(130, 131), slice(131, 400), slice(400, 500)):
         pf.partial_fit(X[sl], y[sl], sample_weight=w[sl])
