@@ -111,8 +111,8 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
     **Kernels and length scales** (one rule).  A shift-invariant kernel -- ``"gaussian"``
     (alias ``"rbf"``), ``"laplacian"``, ``"cauchy"``, ``"matern"``, ``"ballsum"``, ... or a
     :class:`~randfeat.kernels.ShiftInvariantKernel` -- takes randfeat's length scale
-    ``sigma`` (None: 1.0, a number, ``"scale"`` or ``"median"``).  For ``"rbf"``/``"gaussian"``
-    and ``"laplacian"`` scikit-learn's ``gamma`` may be given *instead*
+    ``sigma`` (None: 1.0, a number, one per feature, ``"scale"`` or ``"median"``).  For
+    ``"rbf"``/``"gaussian"`` and ``"laplacian"`` scikit-learn's ``gamma`` may be given *instead*
     (:math:`\sigma = 1/\sqrt{2\gamma}` and :math:`\sigma = 1/\gamma`); giving both is an error.
     Unlike scikit-learn, the default is :math:`\sigma = 1`, not :math:`\gamma = 1/d`.
     scikit-learn's other kernels -- ``"linear"``, ``"polynomial"``/``"poly"``,
@@ -130,8 +130,13 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         The kernel (above).  ``"precomputed"``: ``fit`` takes the square training kernel
         matrix and ``transform`` the (n_samples, n_train) kernel between new points and the
         training points.
-    sigma : float, "scale", "median" or None, default=None
+    sigma : float, array of shape (n_features,), "scale", "median" or None, default=None
         Length scale of a shift-invariant kernel given by name (None: 1.0 unless ``gamma``).
+        An array gives one length scale per feature (ARD): :math:`k(x, y) = k_1((x - y)/\sigma)`
+        coordinate-wise, :math:`k_1` the kernel at unit scale, evaluated on the rows divided by
+        :math:`\sigma` column-wise in float64 (both samplings).  It is the unit-scale map on
+        ``X / sigma`` bit for bit; equal scales ``(s, ..., s)`` are ``sigma=s`` bit for bit.
+        Positive finite entries, one per column of ``X`` (ValueError otherwise).
     gamma, coef0, degree : float or None, default=None
         scikit-learn's kernel parameters (above).
     kernel_params : dict or None, default=None
@@ -163,8 +168,9 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         :math:`K_{SS}^{+1/2}` (symmetric; the features are ``K_nS @ normalization_.T``).
     kernel_ : ShiftInvariantKernel, str or callable
         The resolved kernel (an instance for shift-invariant kernels).
-    sigma_ : float or None
-        Its length scale (None for the other kernels).
+    sigma_ : float, ndarray of shape (n_features_in_,) or None
+        Its length scale (a read-only float64 copy for ARD scales; None for the other
+        kernels).
     leverage_scores_ : ndarray of shape (n_train,) or None
         :math:`\min(1, \tilde\ell_i)`, the probabilities (up to normalisation) of the final
         draw (``sampling="leverage"``; None otherwise).
@@ -198,6 +204,14 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
     >>> lev = Nystroem(50, sigma=2.0, sampling="leverage", random_state=0).fit(X)
     >>> lev.leverage_scores_.shape
     (200,)
+
+    One length scale per feature (ARD) is the unit-scale map on ``X / sigma``:
+
+    >>> s = np.array([1.0, 2.0, 4.0])
+    >>> ard = Nystroem(50, sigma=s, random_state=0).fit(X)
+    >>> unit = Nystroem(50, sigma=1.0, random_state=0).fit(X / s)
+    >>> bool(np.array_equal(ard.transform(X), unit.transform(X / s)))
+    True
     """
 
     _parameter_constraints: dict = {
@@ -292,6 +306,12 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         elif isinstance(sigma, str) and not isinstance(self.kernel, ShiftInvariantKernel):
             sigma = data_sigma(sigma, X)
         kern = get_kernel(self.kernel, sigma, who="Nystroem", **extra)
+        if kern.ard and kern.sigma.shape[0] != X.shape[1]:
+            where = "" if sigma is not None else f" of the kernel instance {kern!r}"
+            raise ValueError(
+                f"Nystroem: sigma{where} has {kern.sigma.shape[0]} length scales (ARD, one per "
+                f"feature) but X has {X.shape[1]} features; pass sigma of shape ({X.shape[1]},) "
+                "or a number")
         return kern, kern.sigma
 
     # ------------------------------------------------------------------ kernel matrices
@@ -463,11 +483,31 @@ def _sq_distances(A, B):
     return np.maximum(D, 0.0, out=D)
 
 
+def _divide_columns(A, scales):
+    """``A / scales`` column-wise in float64 (a new array; sparse stays sparse CSR, its stored
+    entries divided exactly as the dense ones are)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        A.data /= scales[A.indices]
+        return A
+    return np.asarray(A, dtype=np.float64) / scales
+
+
 def _pair_function(kernel_, params):
     """pair(A, B): the kernel matrix between two blocks of rows, for the fitted ``kernel_``
     (and, for scikit-learn's kernels and callables, the parameters of the fit)."""
     extra = dict(params.get("kernel_params") or {})
     if isinstance(kernel_, ShiftInvariantKernel):
+        # ARD length scales: the unit-scale kernel on x / sigma (equal scales: the scalar kernel,
+        # bit for bit)
+        kernel_, scales = kernel_.ard_split()
+        if scales is not None:
+            unit = _pair_function(kernel_, params)
+
+            def ard(A, B):
+                return unit(_divide_columns(A, scales),
+                            None if B is None else _divide_columns(B, scales))
+            return ard
         if kernel_.name == "gaussian":
             g = 0.5 / kernel_.sigma**2
 
