@@ -12,7 +12,7 @@ with the first ``r`` rows of a block is :math:`\hat k = \frac1r\sum_{i<r}\cos y_
 :math:`y = W\Delta`.
 
 Integrating :math:`D_1` in closed form
--------------------------------------
+--------------------------------------
 Write :math:`v = H D_2 H D_3 \Delta` (fixed once :math:`D_2, D_3` are).  Then
 :math:`y_i = \sigma^{-1}\sum_k \tilde H_{ik} s_k v_k` with :math:`s = \operatorname{diag} D_1`
 uniform on :math:`\{\pm 1\}^d`, and for any fixed :math:`a`,
