@@ -160,7 +160,7 @@ def test_features_needed_dual_solve_equals_random_feature_ridge(global_random_se
         m = fn.build_map(D, sigma, global_random_seed).fit(X)
         p = fn.rf_ridge_dual(m.transform(X), m.transform(Xt), y, alpha)
         rf = RandomFeatureRidge(fn.build_map(D, sigma, global_random_seed), alphas=alpha,
-                                alpha_scale="mean", n_threads=1).fit(X, y)
+                                alpha_scale="mean", n_threads=1, gram_dtype="float64").fit(X, y)
         np.testing.assert_allclose(p, rf.predict(Xt), rtol=1e-6, atol=1e-6 * np.abs(p).max())
 
 
@@ -240,7 +240,8 @@ def test_rudi_rosasco_streamed_fits_equal_random_feature_ridge(global_random_see
     for i, n in enumerate(ns):
         for j, m in enumerate(sizes):
             p = RandomFeatureRidge(rr.build_map(m, global_random_seed), alphas=n ** -0.5,
-                                   alpha_scale="mean", n_threads=1).fit(X[:n], y[:n]).predict(Xt)
+                                   alpha_scale="mean", n_threads=1,
+                                   gram_dtype="float64").fit(X[:n], y[:n]).predict(Xt)
             assert E[i, j] == pytest.approx(np.mean((p - ft) ** 2), rel=1e-9)
 
 
