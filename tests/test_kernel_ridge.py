@@ -66,7 +66,7 @@ def test_dual_equals_random_feature_ridge_on_the_same_kernel(global_random_seed,
     alpha = 1e-2
     Xt = np.random.default_rng(global_random_seed + 1).normal(size=(30, 3))
     for alpha_scale in ("sum", "mean"):   # one alpha scale for both estimators
-        rf = RandomFeatureRidge(rff, alphas=alpha, alpha_scale=alpha_scale,
+        rf = RandomFeatureRidge(rff, alphas=alpha, alpha_scale=alpha_scale, gram_dtype="float64",
                                 fit_intercept=fit_intercept).fit(X, y)
         ex = ExactKernelRidge(_EmpiricalKernel(W), alphas=alpha, alpha_scale=alpha_scale,
                               fit_intercept=fit_intercept)
