@@ -33,10 +33,8 @@ PACKAGES = ("randfeat", "analysis", "paper_figures")
 SCRIPT_DIRS = ("benchmarks", "tools")
 
 #: files outside randfeat/ that may still import a private randfeat module: the compiled-kernel
-#: harnesses (like the tests, they exercise randfeat._lib directly) and the two files another
-#: change moves to public API (analysis/orth_common.py, the FWHT benchmark harness)
-PRIVATE_IMPORT_ALLOWED = {"tools/fuzz_kernels.py", "benchmarks/bench_fwht.py",
-                          "benchmarks/_fwht_bench.py", "analysis/orth_common.py"}
+#: fuzz harness (like the tests, it exercises randfeat._lib directly)
+PRIVATE_IMPORT_ALLOWED = {"tools/fuzz_kernels.py"}
 
 
 def _modules():
