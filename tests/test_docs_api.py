@@ -2,7 +2,8 @@
 
 A name exported in ``randfeat.__all__`` or in a public submodule's ``__all__`` must be placed in a
 group of ``docs/apiref.py`` (the site lists unplaced names under "Not yet placed", and this test
-fails until they are); every non-optional name placed there must import.  No Sphinx needed.
+fails until they are); every non-optional name placed there must import.  Every check of
+``python -m analysis`` has a row in docs/theory/12-checks.md.  No Sphinx needed.
 """
 
 import importlib.util
@@ -74,3 +75,48 @@ def test_readme_figure_is_the_scripts():
     assert "docs/_static/readme_maps.png" in images
     assert (ROOT / "docs" / "_static" / "readme_maps.png").stat().st_size > 10_000
     assert "readme_maps.png" in (ROOT / "docs" / "readme_figure.py").read_text()
+
+
+def _check_rows(text):
+    """The check names of the rows of the table in docs/theory/12-checks.md (``| `name` | ...``)."""
+    import re
+
+    return set(re.findall(r"^\|\s*`([a-z0-9_]+)`\s*\|", text, flags=re.MULTILINE))
+
+
+def _theory_gaps(names, table_text, theory_texts):
+    """(names without a row in the checks table, names mentioned in no theory page)."""
+    rows = _check_rows(table_text)
+    no_row = [n for n in names if n not in rows]
+    nowhere = [n for n in names if not any(f"`{n}`" in t for t in theory_texts)]
+    return no_row, nowhere
+
+
+def test_every_check_is_in_the_theory_pages():
+    """Every check of ``python -m analysis`` has a row in docs/theory/12-checks.md (claim, what
+    decides, theory) and is named in the theory pages."""
+    from analysis.checks import CHECKS
+
+    theory = ROOT / "docs" / "theory"
+    table = (theory / "12-checks.md").read_text(encoding="utf-8")
+    texts = [p.read_text(encoding="utf-8") for p in sorted(theory.glob("*.md"))]
+    assert len(CHECKS) >= 20, f"found only {len(CHECKS)} checks: the discovery is broken"
+    no_row, nowhere = _theory_gaps(CHECKS, table, texts)
+    assert not no_row, (f"checks without a row in docs/theory/12-checks.md: {no_row}; add "
+                        "'| `name` | claim | decided by | theory |' for each")
+    assert not nowhere, f"checks named in no page of docs/theory: {nowhere}"
+    # every row has its four cells filled
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            assert len(cells) >= 4 and all(cells), f"incomplete row in 12-checks.md: {line[:80]}"
+
+
+def test_a_missing_check_row_is_caught():
+    """The check itself: a table without the row of one check reports exactly that check."""
+    table = (ROOT / "docs" / "theory" / "12-checks.md").read_text(encoding="utf-8")
+    lines = [ln for ln in table.splitlines() if not ln.startswith("| `binning_law` |")]
+    cut = "\n".join(lines)
+    assert len(lines) == len(table.splitlines()) - 1
+    no_row, nowhere = _theory_gaps(["binning_law", "sorf"], cut, [cut])
+    assert no_row == ["binning_law"] and nowhere == ["binning_law"]
