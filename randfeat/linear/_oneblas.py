@@ -26,7 +26,11 @@ matrix-vector one, ``dot`` for a 1 x 1 result, the same operand order, transposi
 result layout, and ``syrk`` for a matrix times its own transpose -- but in SciPy's library.
 With the same BLAS kernels in both libraries (the two OpenBLAS builds of a NumPy and a SciPy
 wheel of the same period) the results are the bits NumPy's ``@`` gives;
-``tests/test_linear_blas.py`` checks that on this machine.  The products
+``tests/test_linear_blas.py`` checks that on this machine.  Builds of different releases may
+split a threaded product differently: with NumPy 2.4.6 (OpenBLAS 0.3.31) and SciPy 1.17.1
+(OpenBLAS 0.3.30) a float64 (200 x 300) @ (300 x 300) ``gemm`` at 2 BLAS threads differs in
+its last bits (the same bits at 1 thread, and for the other shapes tried), which moved the
+leave-one-out curve of a D > n primal fit by ~1e-15 relative.  The products
 NumPy computes without BLAS (an inner dimension of 1, a zero-sized or non-float operand) are
 computed by NumPy here too.
 """
