@@ -253,7 +253,9 @@ def numpy_blas_probe(tmp_path_factory):
     libdl = ctypes.util.find_library("dl")
     cmd = [cc, "-O1", "-shared", "-fPIC", "-o", str(so), str(d / "probe.c")]
     subprocess.run(cmd + (["-ldl"] if libdl else []), check=True, capture_output=True)
-    env = {**os.environ, "LD_PRELOAD": str(so), "RFPROBE_LIB": os.path.realpath(libs[0]),
+    # after any preload already there (a sanitizer's runtime must stay first)
+    preload = f"{os.environ.get('LD_PRELOAD', '')} {so}".strip()
+    env = {**os.environ, "LD_PRELOAD": preload, "RFPROBE_LIB": os.path.realpath(libs[0]),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
     def run(mode):
