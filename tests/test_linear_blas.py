@@ -214,7 +214,6 @@ def control(): np.ones((200, 100)) @ np.ones((100, 100))
 out = {}
 for name, case in list(globals().items()):
     if callable(case) and getattr(case, "__module__", None) == "__main__" and name != "rff":
-        case()                      # warm-up: imports, first-call caches
         probe.rfprobe_reset()
         case()
         n = probe.rfprobe_count()
