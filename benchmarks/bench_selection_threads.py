@@ -9,9 +9,9 @@ Unlike ``bench_learners.py --selection`` (a fresh process per fit, the bench's o
 fits run **in one process, interleaved** (default@2, single@2, default@1, single@1, then again),
 so that a load that comes and goes on a shared machine falls on every configuration alike; the
 minimum over ``--repeats`` is reported, with the paired ratios of each repeat, the time of the
-phases of every fit (the Gram pass, the eigendecomposition, the leave-one-out pass, the solve;
-timed by wrapping the learners' private steps), the machine (``randfeat.show_config``) and the
-load average.  The default call is timed first.
+phases of every fit (the Gram pass, the eigendecomposition, the leave-one-out pass, the solve:
+cumulative times of the learners' steps in a profile of the fit), the machine
+(``randfeat.show_config``) and the load average.  The default call is timed first.
 
 Usage::
 
@@ -22,8 +22,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import sys
 import time
 import warnings
@@ -40,27 +42,27 @@ def load(name):
     return (Xtr - mu) / sd, ytr
 
 
-def instrument(phases):
-    """Wrap the learners' steps so that each fit records the time of its phases."""
-    import randfeat.linear._fit as F
-    import randfeat.linear._selection as S
-    import randfeat.linear._statistics as ST
+#: the phases of a fit: (file of the learners' package, function) -> label; read from a profile
+#: of the fit (cProfile's cumulative times), so that only the public API is imported
+PHASES = {("_fit.py", "statistics"): "gram pass", ("_fit.py", "loo"): "loo pass",
+          ("_selection.py", "from_statistics"): "eigendecomposition",
+          ("_statistics.py", "_path"): "solve"}
 
-    def timed(owner, name, label):
-        real = getattr(owner, name)
 
-        def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return real(*args, **kwargs)
-            finally:
-                phases[label] = phases.get(label, 0.0) + time.perf_counter() - t0
-        setattr(owner, name, wrapper)
-
-    timed(F.InMemoryRows, "statistics", "gram pass")
-    timed(F.InMemoryRows, "loo", "loo pass")
-    timed(S.Spectrum, "from_statistics", "eigendecomposition")
-    timed(ST.RidgeStatistics, "_path", "solve")
+def profiled_fit(model, X, y):
+    """Fit ``model`` under cProfile: ``(wall time, {phase: seconds})``."""
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    model.fit(X, y)
+    prof.disable()
+    wall = time.perf_counter() - t0
+    phases = {}
+    for (path, _, func), row in pstats.Stats(prof).stats.items():
+        label = PHASES.get((os.path.basename(path), func))
+        if label is not None and os.sep + "linear" + os.sep in path:
+            phases[label] = phases.get(label, 0.0) + row[3]    # cumulative time
+    return wall, phases
 
 
 def main(argv=None):
@@ -80,8 +82,6 @@ def main(argv=None):
 
     warnings.simplefilter("ignore")
     X, y = load(args.dataset)
-    phases = {}
-    instrument(phases)
     cfg = randfeat.show_config(as_dict=True)
     blas_libs = [(p.get("prefix"), p.get("version"), p.get("num_threads"))
                  for p in threadpool_info() if p["user_api"] == "blas"]
@@ -95,11 +95,8 @@ def main(argv=None):
             kw = {} if kind == "default" else {"alphas": 1.0}
             model = RandomFeatureRidge(RandomFourierFeatures(args.D, sigma="scale",
                                                              random_state=0), **kw)
-            phases.clear()
             with threadpool_limits(limits=b, user_api="blas"):
-                t0 = time.perf_counter()
-                model.fit(X, y)
-                wall = time.perf_counter() - t0
+                wall, phases = profiled_fit(model, X, y)
             key = f"{kind}@{b}"
             runs[key].append(dict(wall=wall, phases=dict(phases), alpha=float(model.alpha_),
                                   gram_dtype=model.gram_dtype_))
