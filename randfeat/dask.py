@@ -118,6 +118,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from randfeat._base import RandomFeaturesBase, is_dask_array
 from randfeat.binning import RandomBinningFeatures
+from randfeat.linear import _oneblas
 from randfeat.linear._fit import (
     _is_fitted,
     fit_spectral,
@@ -504,7 +505,7 @@ def _block_stats(model, Xp, Yp, cut, mask, own, path, info):
             Yc = Yp[k0:k1]
             Z = st._update(model._chunk_features(Xp[t0:t1])[k0 - t0:k1 - t0], Yc)
             if path is not None:
-                P = np.asarray(Z @ Wf).reshape(-1, L, K) + pb[None]
+                P = np.asarray(_oneblas.matmul(Z, Wf)).reshape(-1, L, K) + pb[None]
                 scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
         st._release()
     except Exception as exc:

@@ -176,7 +176,8 @@ class InMemoryRows:
                 if wc is None:
                     scores += np.array([model._scores(P[:, j], Yc) for j in range(L)]) * len(Yc)
                 else:
-                    scores += np.array([wc @ model._row_losses(P[:, j], Yc) for j in range(L)])
+                    scores += np.array([_oneblas.dot(wc, model._row_losses(P[:, j], Yc))
+                                        for j in range(L)])
             del Z
         stats._release()
         if merged is not None:   # the rows' own sums of squares and count, not the groups'
@@ -431,8 +432,9 @@ def fit_design(model, method, spec, X, Y, w, alphas, split, who, plan=None):
         noise = spectrum.noise_variance([pen])[0]
     else:   # E = RSS + lambda |W|^2 from the rows
         Wz = W if Z.dtype == np.float64 else W.astype(Z.dtype)   # no float64 copy of Z
-        R = Y - (np.asarray(Z @ Wz, dtype=np.float64).reshape(Y.shape) + sol.intercept)
-        rss = (R * R).sum(axis=0) if w is None else w @ (R * R)
+        R = Y - (np.asarray(_oneblas.matmul(Z, Wz), dtype=np.float64).reshape(Y.shape)
+                 + sol.intercept)
+        rss = (R * R).sum(axis=0) if w is None else _oneblas.matmul(w, R * R)
         noise = _noise(rss + pen * (W * W).sum(axis=0), plan, model.fit_intercept)
     if cols is not None:
         Wfull = np.zeros((D, W.shape[1]))

@@ -23,9 +23,14 @@ Same bits
 :func:`matmul` makes the call that NumPy's ``matmul`` makes (NumPy 2.x,
 ``numpy/_core/src/umath/matmul.c.src``) -- ``gemm`` for a matrix product, ``gemv`` for a
 matrix-vector one, ``dot`` for a 1 x 1 result, the same operand order, transposition flags and
-result layout -- but in SciPy's library.  With the same BLAS kernels in both libraries (the two
-OpenBLAS builds of a NumPy and a SciPy wheel of the same period) the results are the bits
-NumPy's ``@`` gives; ``tests/test_linear_blas.py`` checks that on this machine.  The products
+result layout, and ``syrk`` for a matrix times its own transpose -- but in SciPy's library.
+With the same BLAS kernels in both libraries (the two OpenBLAS builds of a NumPy and a SciPy
+wheel of the same period) the results are the bits NumPy's ``@`` gives;
+``tests/test_linear_blas.py`` checks that on this machine.  Builds of different releases may
+split a threaded product differently: with NumPy 2.4.6 (OpenBLAS 0.3.31) and SciPy 1.17.1
+(OpenBLAS 0.3.30) a float64 (200 x 300) @ (300 x 300) ``gemm`` at 2 BLAS threads differs in
+its last bits (the same bits at 1 thread, and for the other shapes tried), which moved the
+leave-one-out curve of a D > n primal fit by ~1e-15 relative.  The products
 NumPy computes without BLAS (an inner dimension of 1, a zero-sized or non-float operand) are
 computed by NumPy here too.
 """
@@ -44,6 +49,7 @@ _BLAS_MAX = 2 ** 31 - 1
 _GEMM = {np.dtype(np.float64): _sblas.dgemm, np.dtype(np.float32): _sblas.sgemm}
 _GEMV = {np.dtype(np.float64): _sblas.dgemv, np.dtype(np.float32): _sblas.sgemv}
 _DOT = {np.dtype(np.float64): _sblas.ddot, np.dtype(np.float32): _sblas.sdot}
+_SYRK = {np.dtype(np.float64): _sblas.dsyrk, np.dtype(np.float32): _sblas.ssyrk}
 
 
 def _blasable(A):
@@ -80,6 +86,26 @@ def _gemv(A, layout, x):
     return f(1.0, A, x, trans=0)
 
 
+def _is_transpose_pair(A, B, la, lb):
+    """NumPy's test for ``A @ A.T`` (``syrk``): the same buffer, ``B``'s strides ``A``'s
+    swapped, and the two operands in opposite layouts."""
+    return (A.__array_interface__["data"][0] == B.__array_interface__["data"][0]
+            and A.shape[0] == B.shape[1] and A.strides == B.strides[::-1] and la != lb)
+
+
+def _syrk(A, la):
+    """``A @ A.T`` as NumPy computes it: ``cblas_?syrk(RowMajor, Upper, tA)`` (tA = NoTrans
+    for a C-ordered A), which OpenBLAS runs as the column-major lower ``syrk`` (``'L', 'T'``
+    on the F-ordered ``A.T``, ``'L', 'N'`` on an F-ordered A), then the upper triangle of the
+    C-ordered result copied to the lower one (NumPy: exactly symmetric)."""
+    f = _SYRK[A.dtype]
+    A = _packed(A, la)
+    C = f(1.0, A.T, trans=1, lower=1) if la == "C" else f(1.0, A, trans=0, lower=1)
+    out = C.T                                      # C order, upper triangle filled
+    np.copyto(out, out.T, where=np.tri(out.shape[0], k=-1, dtype=bool))
+    return out
+
+
 def matmul(A, B):
     """``A @ B`` for dense A (m, n) or (n,) and B (n, p) or (n,), float32 or float64, by SciPy's
     BLAS in the calls NumPy's ``matmul`` would make (module docstring); the result has NumPy's
@@ -113,6 +139,8 @@ def matmul(A, B):
         out = _gemv(A2, la, B2[:, 0]).reshape(m, 1)
     elif m == 1 or p == 1 or la is None or lb is None:
         return np.matmul(A, B)                    # NumPy's own loops: no pool
+    elif _is_transpose_pair(A2, B2, la, lb):
+        out = _syrk(A2, la)
     else:
         # NumPy: cblas_?gemm(RowMajor, tA, tB, m, p, n, A, B), which OpenBLAS runs as the
         # column-major Cᵀ = op(B) op(A), B first

@@ -32,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from randfeat.linear._oneblas import matmul
+
 __all__ = ["Posterior", "standard_normal"]
 
 
@@ -76,7 +78,7 @@ class Posterior:
         if self.fit_intercept:
             Zc -= self.mz
         if self.kind == "eig":
-            return self.M.T @ Zc.T
+            return matmul(self.M.T, Zc.T)
         return scipy.linalg.solve_triangular(self.M, Zc.T, lower=True, check_finite=False)
 
     def latent_variance(self, Z):

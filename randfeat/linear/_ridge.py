@@ -633,7 +633,7 @@ def _weighted_sum(w, e):
     """Sum over rows of ``w[:, None] * e`` with rows of weight 0 counting 0 even where ``e``
     is infinite (their leave-one-out residual is never used)."""
     pos = w > 0
-    return w[pos] @ e[pos]
+    return _oneblas.matmul(w[pos], e[pos])
 
 
 class RandomFeatureRidgeClassifier(ClassifierMixin, _RandomFeatureRidgeBase):

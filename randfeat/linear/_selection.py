@@ -52,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
+from randfeat.linear._oneblas import matmul
 from randfeat.linear._solvers import (
     Design,
     SolveOptions,
@@ -136,11 +137,12 @@ class Spectrum:
         """``(W (D, K), b (K,))`` of one penalty."""
         inv = pseudo_inverse(self.ev, float(penalty))
         if self.side == "primal":
-            W = self.V @ (self.proj * inv[:, None])
+            W = matmul(self.V, self.proj * inv[:, None])
         else:
-            W = dual_coef(self.design, self.V @ (self.proj * inv[:, None]), self.rw, self.mz)
+            W = dual_coef(self.design, matmul(self.V, self.proj * inv[:, None]), self.rw,
+                          self.mz)
         W = np.ascontiguousarray(W)
-        return W, self.my - self.mz @ W
+        return W, self.my - matmul(self.mz, W)
 
     def _df_parts(self, penalties):
         r"""``(rank part, shrinkage (L,), null part (L,))`` of the degrees of freedom:
@@ -174,10 +176,10 @@ class Spectrum:
         if self.side == "primal":
             # yss - 2 cᵀW + WᵀAW (the residual outside the span of the features is in yss)
             g = (self.ev[:, None] + 2 * lam[None, :]) * inv * inv
-            return np.maximum(self.yss[None, :] - g.T @ p2, 0.0)
+            return np.maximum(self.yss[None, :] - matmul(g.T, p2), 0.0)
         r = lam[None, :] * inv
         r = np.where(inv > 0, r, 1.0)        # null directions of the kernel keep the residual
-        return (r * r).T @ p2
+        return matmul((r * r).T, p2)
 
     def energy(self, penalties):
         """:math:`E_\\lambda = \\mathrm{RSS}_\\lambda + \\lambda\\lVert W_\\lambda\\rVert^2`
@@ -186,9 +188,9 @@ class Spectrum:
         p2 = self.proj * self.proj
         lam = np.asarray(penalties, dtype=np.float64)
         if self.side == "primal":
-            return np.maximum(self.yss[None, :] - inv.T @ p2, 0.0)
+            return np.maximum(self.yss[None, :] - matmul(inv.T, p2), 0.0)
         r = np.where(inv > 0, lam[None, :] * inv, 1.0)
-        return r.T @ p2
+        return matmul(r.T, p2)
 
     def gcv(self, penalties):
         """Generalised cross-validation, averaged over the targets: (L,)."""
@@ -259,21 +261,24 @@ class Spectrum:
         N = V[:, null]
         if self.fit_intercept:
             u = np.sqrt(s / self.weight_sum)
-            N = N - np.outer(u, N.T @ u)
+            N = N - np.outer(u, matmul(N.T, u))
         one_minus_h = (np.sum(N * N, axis=1)[:, None]
-                       + (V[:, ~null] ** 2) @ (lam[None, :] * inv[~null]))      # (n, L)
+                       + matmul(V[:, ~null] ** 2, lam[None, :] * inv[~null]))     # (n, L)
         pos = s > 0
         rs = np.sqrt(s[pos])
         P = np.empty((n, L, K))
         for j in range(L):
             r = np.empty((n, K))
             # residuals of the weighted rows from the kernel's eigenbasis, without cancellation
-            rt = V[pos] @ (self.proj * np.where(inv[:, j] > 0, lam[j] * inv[:, j], 1.0)[:, None])
+            rt = matmul(V[pos], self.proj * np.where(inv[:, j] > 0, lam[j] * inv[:, j],
+                                                     1.0)[:, None])
             r[pos] = rt / rs[:, None]
             if not pos.all():   # rows of weight 0: their residual from the coefficients
-                W = dual_coef(design, V @ (self.proj * inv[:, j][:, None]), self.rw, self.mz)
+                W = dual_coef(design, matmul(V, self.proj * inv[:, j][:, None]), self.rw,
+                              self.mz)
                 Zo = design.Z[~pos]
-                r[~pos] = Y[~pos] - (np.asarray(Zo @ W).reshape(-1, K) - self.mz @ W + self.my)
+                r[~pos] = Y[~pos] - (np.asarray(matmul(Zo, W)).reshape(-1, K)
+                                     - matmul(self.mz, W) + self.my)
             with np.errstate(divide="ignore", invalid="ignore"):
                 P[:, j] = Y - r / one_minus_h[:, j][:, None]
         return P
@@ -298,7 +303,7 @@ class LooRows:
         self.B = (spectrum.proj[:, None, :] * inv[:, :, None]).reshape(D, L * K)
         self.mz, self.my = spectrum.mz, spectrum.my
         # the centring rotated once: (z - mz) Q = z Q - mz Q (no centred copy of a chunk)
-        self.mzQ = spectrum.mz @ spectrum.V if spectrum.fit_intercept else None
+        self.mzQ = matmul(spectrum.mz, spectrum.V) if spectrum.fit_intercept else None
         self.S, self.fit_intercept = spectrum.weight_sum, spectrum.fit_intercept
         self.L, self.K = L, K
 
@@ -310,16 +315,16 @@ class LooRows:
             # centred before the rotation (a copy of the chunk): no cancellation when the
             # features' mean is large against their spread
             Zc = Z - self.mz if self.fit_intercept else Z
-            U = np.asarray(Zc, dtype=np.float64) @ self.Q
+            U = matmul(np.asarray(Zc, dtype=np.float64), self.Q)
             del Zc
         else:
-            U = np.asarray(Z.astype(np.float32, copy=False) @ self.Q, dtype=np.float64)
+            U = np.asarray(matmul(Z.astype(np.float32, copy=False), self.Q), dtype=np.float64)
             if self.mzQ is not None:
                 U -= self.mzQ
         n = U.shape[0]
-        fitted = (U @ self.B).reshape(n, self.L, self.K) + self.my
+        fitted = matmul(U, self.B).reshape(n, self.L, self.K) + self.my
         np.multiply(U, U, out=U)
-        h = U @ self.inv                                            # (n, L)
+        h = matmul(U, self.inv)                                     # (n, L)
         del U
         if w is not None:
             h *= w[:, None]

@@ -489,12 +489,12 @@ def dual_kernel(design, options, state):
             v = np.asarray(Z @ mz).ravel()
         else:
             Z = np.asarray(Z, dtype=np.float64)
-            K = Z @ Z.T
-            v = Z @ mz
+            K = _oneblas.matmul(Z, Z.T)      # syrk, as NumPy's Z @ Z.T: exactly symmetric
+            v = _oneblas.matmul(Z, mz)
         if options.fit_intercept:
             K -= v[:, None]
             K -= v[None, :]
-            K += float(mz @ mz)
+            K += float(_oneblas.dot(mz, mz))
         np.add(K, K.T, out=K)    # exactly symmetric (NumPy buffers the overlap)
         K *= 0.5
         Yt = design.Y - my
@@ -512,14 +512,14 @@ def dual_eigen_state(design, options, state):
     if "dual_eig" not in state:
         K, Yt, _ = dual_kernel(design, options, state)
         ev, V = scipy.linalg.eigh(K, lower=True, check_finite=False)
-        state["dual_eig"] = (np.clip(ev, 0.0, None), V, V.T @ Yt)
+        state["dual_eig"] = (np.clip(ev, 0.0, None), V, _oneblas.matmul(V.T, Yt))
     return state["dual_eig"]
 
 
 def dual_coef(design, beta, rw, mz):
     r""":math:`W = Z_c^\top S^{1/2} \beta` (D, K) from the dual coefficients ``beta`` (n, K)."""
     u = beta if rw is None else beta * rw[:, None]
-    W = np.asarray(design.Z.T @ u, dtype=np.float64)
+    W = np.asarray(_oneblas.matmul(design.Z.T, u), dtype=np.float64)
     W -= np.outer(mz, u.sum(axis=0))
     return np.ascontiguousarray(W)
 
@@ -561,9 +561,9 @@ def solve_dual(problem, penalty, options, state):
         del M
     if beta is None:
         ev, V, VY = dual_eigen_state(design, options, state)
-        beta = V @ (VY * pseudo_inverse(ev, penalty)[:, None])
+        beta = _oneblas.matmul(V, VY * pseudo_inverse(ev, penalty)[:, None])
     W = dual_coef(design, beta, rw, mz)
-    return Solution(W, my - mz @ W, ones, method)
+    return Solution(W, my - _oneblas.matmul(mz, W), ones, method)
 
 
 # --------------------------------------------------------------------------- the table
