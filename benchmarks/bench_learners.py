@@ -10,10 +10,11 @@ count ``D`` it fits, side by side:
 * **randfeat**: ``RandomFeatureRidgeClassifier`` / ``RandomFeatureRidge`` with
   ``RandomFourierFeatures(D, sigma, features="phase")`` (the same kernel and the same feature
   map as ``RBFSampler``: ``gamma = 1 / (2 sigma^2)``), the same single ``alpha`` in the same
-  (scikit-learn's) scale, ``gram_dtype`` as given (default float32: each chunk's ``ZᵀZ`` by one
-  single-precision ``syrk``, summed over chunks in float64), streaming ``chunk_size`` rows at a
-  time; ``--solver pcg``: Nyström-preconditioned conjugate gradients on the kept (float32)
-  feature matrix instead (``random_state = r`` for its test matrix too).
+  (scikit-learn's) scale, ``gram_dtype`` as given (default "auto", the learners' default: float32
+  statistics -- each chunk's ``ZᵀZ`` by one single-precision ``syrk``, summed over chunks in
+  float64 -- where alpha is above its floor, as at alpha = 1 on every data set here), streaming
+  ``chunk_size`` rows at a time; ``--solver pcg``: Nyström-preconditioned conjugate gradients on
+  the kept (float32) feature matrix instead (``random_state = r`` for its test matrix too).
 
 Both get the same standardised float64 inputs (Adult: the a9a CSR matrix as loaded).  Every fit
 runs in a **fresh subprocess** (data loaded from a cache, libraries imported, then the fit): the
@@ -391,7 +392,7 @@ def main(argv=None):
     ap.add_argument("--datasets", default="adult,cpu_act,kddcup99")
     ap.add_argument("--D", default="1000,4000", help="comma-separated feature counts")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--gram-dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--gram-dtype", default="auto", choices=["auto", "float32", "float64"])
     ap.add_argument("--chunk-size", type=lambda v: v if v == "auto" else int(v), default="auto",
                     help="rows per chunk, or 'auto' (randfeat's default)")
     ap.add_argument("--solver", default="auto", choices=["auto", "cholesky", "pcg"],

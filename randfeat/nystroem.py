@@ -323,7 +323,13 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
             for s, e in spans:
                 fn(s, e)
             return
-        with ThreadPoolExecutor(max_workers=min(nt, len(spans))) as ex:
+        # the blocks are the parallel unit: the BLAS runs one thread per block meanwhile (its own
+        # pool on top of these threads oversubscribed the cores: transform was 2x slower than
+        # one thread on 2 cores, benchmarks/bench_sklearn_maps.py)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=min(nt, len(spans))) as ex:
             for f in [ex.submit(fn, s, e) for s, e in spans]:
                 f.result()
 
