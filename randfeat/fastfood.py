@@ -62,7 +62,7 @@ class Fastfood(RandomFeaturesBase):
     random directions: for ``kernel="gaussian"`` (:math:`s_i \sim \chi_d`) each row is marginally
     :math:`N(0, \sigma^{-2} I_d)`, as in random Fourier features, and
     :math:`E[\hat k(x, y)] = \exp(-\|x-y\|^2 / (2\sigma^2))` (LSS Lemma 3).  (The paper prints
-    :math:`\|G\|_F^{-1/2}`; that is a typo — it is biased, see ``THEORY.md`` §4.1.)
+    :math:`\|G\|_F^{-1/2}`; that is a typo — it is biased, see THEORY §4.1.)
 
     Independent blocks are stacked until there are ``n_freq`` rows (``n_freq = n_components / 2``
     for an even ``features="paired"`` width, ``(n_components + 1) / 2`` for an odd one,

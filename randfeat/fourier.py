@@ -83,7 +83,7 @@ class RandomFourierFeatures(RandomFeaturesBase):
     Maps :math:`x \in \mathbb R^d` to :math:`z(x) \in \mathbb R^{D}` (``D = n_components``)
     with :math:`\mathbb E[z(x)^\top z(y)] = k(x - y)` for the chosen kernel, using Bochner's
     theorem :math:`k(\Delta) = \mathbb E_{\omega\sim p}[\cos(\omega^\top\Delta)]` (RR §3).
-    Two real feature maps are available (THEORY.md §2.2):
+    Two real feature maps are available (THEORY §2.2):
 
     ``features="paired"`` (RR's Algorithm 1), for even :math:`D`, :math:`m = D/2` frequencies
     :math:`\omega_1..\omega_m \sim p`:
@@ -107,7 +107,7 @@ class RandomFourierFeatures(RandomFeaturesBase):
     .. math:: z(x) = \sqrt{\tfrac{2}{D}}\,\big[\cos(\omega_j^\top x + b_j)\big]_{j=1}^{D}.
 
     Both are unbiased.  At a fixed pair, with :math:`k = k(\Delta)` and :math:`k_2 = k(2\Delta)`,
-    the estimate :math:`z(x)^\top z(y)` has variance (THEORY.md §2.3)
+    the estimate :math:`z(x)^\top z(y)` has variance (THEORY §2.3)
 
     .. math::
 

@@ -8,7 +8,7 @@ Module attributes
 
 ``NAME``       str, equal to the module name
 ``TITLE``      str
-``CLAIM``      the claim, quoted/paraphrased; ``SOURCE`` paper, section/equation (THEORY.md §)
+``CLAIM``      the claim, quoted/paraphrased; ``SOURCE`` paper, section/equation (THEORY §)
 ``DESIGN``     the Monte Carlo design in words
 ``ALPHA``      float in (0, 1), the family false-alarm rate of the check (Bonferroni inside)
 ``PARAMS``     {"smoke": {...}, "quick": {...}, "full": {...}} — the parameter grids

@@ -30,9 +30,8 @@ CLAIM = ("Bayesian linear regression on random Fourier features is the Gaussian 
          "sum_j (1 - leverage_j) z_j(x)^2 < k(x, x).  This check measures that under-coverage "
          "for iid, orthogonal (ORF) and quasi-Monte Carlo (Sobol') frequencies and reports it; "
          "the verdict is on the near-data claim.")
-SOURCE = ("THEORY.md §8.5 (the posterior of Bayesian linear regression on the features) and "
-          "§8.6 (variance starvation, Wilson et al. ICML 2020); Rasmussen & Williams 2006 §2.2; "
-          "docs/theory/model_selection.md §13.5-13.6; issue 32")
+SOURCE = ("THEORY §13.5 (the posterior of Bayesian linear regression on the features) and "
+          "§13.6 (variance starvation, Wilson et al. ICML 2020); Rasmussen & Williams 2006 §2.2")
 DESIGN = ("Per replicate (R independent seeds): n training inputs uniform on [-2, 2]^2, m 'near' "
           "test inputs uniform on the same square, m 'far' test inputs at radius 6-9 (3-4.5 "
           "length scales beyond the square's corner); the latent function drawn jointly at all "

@@ -23,7 +23,7 @@ CLAIM = ("Liao, Couillet & Mahoney (NeurIPS 2020, Thms 1-3): for ridge regressio
 SOURCE = ("Liao, Couillet & Mahoney, 'A random matrix analysis of random Fourier features: "
           "beyond the Gaussian kernel, a precise phase transition, and the corresponding double "
           "descent', NeurIPS 2020 (arXiv:2006.05013), Thms 1-3, §4; docs/theory/"
-          "learning_curve.md; issue 33")
+          "learning_curve.md")
 DESIGN = ("Two datasets, each a fixed training set of n rows and a test set of 2n rows, "
           "normalised to mean squared norm 1 (Gaussian kernel sigma = 1, Liao et al.'s scaling): "
           "a two-class Gaussian mixture in p = n/2 dimensions (y = +-1) and Adult (a9a, 123 "

@@ -22,7 +22,7 @@ CLAIM = ("Jacot, Simsek, Spadaro, Hongler & Gabriel (ICML 2020): for P random fe
          "decreases to lambda as P grows; the gap between the two predictors is of order 1/P.")
 SOURCE = ("Jacot, Simsek, Spadaro, Hongler & Gabriel, 'Implicit Regularization of Random Feature "
           "Models', ICML 2020 (arXiv:2002.08404), the effective ridge and its approximation "
-          "theorem; docs/theory/learning_curve.md; issue 33")
+          "theorem; docs/theory/learning_curve.md")
 DESIGN = ("A fixed training set: n rows of a two-class Gaussian mixture in p = n/2 dimensions (y ="
           " +-1), normalised to mean squared norm 1, and n_test held-out rows; Gaussian kernel "
           "sigma = 1.  For each P in the grid, R independently seeded "

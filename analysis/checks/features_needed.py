@@ -16,7 +16,7 @@ from analysis import montecarlo as mc
 
 NAME = "features_needed"
 TITLE = "Features needed: kernel error 0.01 (variance, Hoeffding, Claim 1) vs learning (1% of KRR)"
-CLAIM = ("The encyclopedia remark (issue 15; THEORY §2.8): the O(1/D) variance of z(x)'z(y) says "
+CLAIM = ("The encyclopedia remark (THEORY §2.8): the O(1/D) variance of z(x)'z(y) says "
          "that a kernel approximation within eps = 0.01 needs D ~ 1e4 features (Hoeffding and "
          "RR Claim 1 ask for more), yet ~1e2 features suffice in practice for learning.  "
          "Measured here: the D each bound requires for eps = 0.01 against the D at which the "
@@ -25,8 +25,8 @@ CLAIM = ("The encyclopedia remark (issue 15; THEORY §2.8): the O(1/D) variance 
          "kernel error equals the exact variance (1 - k^2)^2 / (2D) averaged over the pairs "
          "(THEORY §2.3, the basis of the variance bound), and the RF-ridge test error tends to "
          "the exact one as D grows.  The ratio D_bound / D_learn is measured, not assumed.")
-SOURCE = ("RR 2007 §3 and Claim 1; THEORY §2.3-2.5, §2.8; LITERATURE §B.9 (Rudi & Rosasco 2017: "
-          "learning needs O(sqrt(n) log n) features); issue 15")
+SOURCE = ("RR 2007 §3 and Claim 1; THEORY §2.3-2.5, §2.8; (Rudi & Rosasco, NIPS 2017: "
+          "learning needs O(sqrt(n) log n) features)")
 DESIGN = ("Per data set: a seeded subsample of n_train training and n_test test rows, features "
           "standardised on the training rows; Gaussian kernel with sigma = median pairwise "
           "distance of the training rows (synthetic: the generating sigma); lambda = the alpha "

@@ -21,7 +21,7 @@ CLAIM = ("A random-feature regressor is a one-hidden-layer network with a frozen
          "predictors falls like D^{-1/2} in the root-mean-square sense (a Monte Carlo average "
          "of D frequencies inside a smooth map K_D -> predictor).")
 SOURCE = ("RR 2007 §3 (z(x)'z(y) -> k); the encyclopedia reading of RF regression as a network "
-          "with frozen first layer (issue 15); LITERATURE §B.9; THEORY §2.3 (variance 1/D)")
+          "with frozen first layer; Rudi & Rosasco, NIPS 2017; THEORY §2.3 (variance 1/D)")
 DESIGN = ("Fixed training data per seed: n = 36 points on a jittered 6 x 6 grid of [0, 1]^2 "
           "(so K is well conditioned), y = sin(2 pi x1) cos(pi x2) + N(0, 0.1^2); 200 uniform "
           "held-out points.  Gaussian kernel sigma = 0.1.  For lambda in {1e-10 (the ridgeless "

@@ -27,7 +27,7 @@ CLAIM = ("randfeat's ridge learners solve min_w,b sum_i s_i (y_i - z(x_i)'w - b)
          "sigma='median' the median distance between distinct rows (randfeat's docs).")
 SOURCE = ("randfeat.linear (RandomFeatureRidge, RidgeStatistics), randfeat.dask, randfeat._base "
           "docs; Frangella, Tropp & Udell 2023 (PCG); Paige & Saunders 1982 (LSQR stopping "
-          "rule); Rigal & Gaches 1967 / Higham 2002 §7.1 (normwise backward error); issue 27")
+          "rule); Rigal & Gaches 1967 / Higham 2002 §7.1 (normwise backward error)")
 DESIGN = ("Deterministic, per seed: n rows of d = 4 Gaussian inputs, K = 3 smooth targets plus "
           "noise, one fitted paired RandomFourierFeatures map (D columns) and its features Z.  "
           "Reference (numpy/scipy, independent of randfeat's solvers): the centred normal "

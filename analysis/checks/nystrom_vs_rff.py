@@ -85,7 +85,7 @@ def run(params, seed, progress=None):
     methods = ["rff", "nys"]
     if not hasattr(randfeat, "Nystroem"):
         out["skipped"].append("randfeat.Nystroem is not available in this randfeat (the Nystrom "
-                              "part needs it: issue 31)")
+                              "part needs it)")
         methods = ["rff"]
     for name in ("gap", "no gap"):
         rng = np.random.default_rng(mc.seed_sequences(seed, NAME, name, "data", n=1)[0])

@@ -18,9 +18,9 @@ CLAIM = ("Orthogonal random features W = S Q / sigma (Q Haar, rows of lengths S 
          "sigma^2)); ORF' (rows of length sqrt(d)/sigma) is biased, with E k-hat = "
          "0F1(; d/2; -d z^2/4) (derived in analysis.orf_theory; Yu et al. Thm 2 bounds this bias). "
          "The widely copied construction with the COLUMNS of diag(s) Q as frequencies is biased "
-         "off the coordinate axes (LITERATURE §F).")
+         "off the coordinate axes (THEORY §8.4).")
 SOURCE = ("Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016, Thm 1, Thm 2 "
-          "(LITERATURE §B.5, §F; THEORY §5 P14)")
+          "(Yu et al., NIPS 2016; THEORY §5 P14)")
 DESIGN = ("For each d: Delta = z u with u a fixed unit vector whose coordinates are all of size "
           "~1/sqrt(d) (off the axes, where the columns construction is biased). R independent "
           "blocks (D = d frequencies) of RandomFourierFeatures(sampling='orthogonal') give R iid "

@@ -23,7 +23,7 @@ CLAIM = ("Orthogonal random features W = S Q / sigma (Q Haar, S ~ chi_d) have a 
          "C'_d) / D^2 with the same law of two coordinates of a uniform unit vector and the row "
          "length replaced by sqrt(d) (analysis.orf_theory.estimate_var).")
 SOURCE = ("Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016, Lemma 1, Thm 1, Cor. 1, "
-          "eq. (3), Fig. 2 (LITERATURE §B.5; THEORY §5 P14)")
+          "eq. (3), Fig. 2 (Yu et al., NIPS 2016; THEORY §5 P14)")
 DESIGN = ("For each d and D = m d: R replicates of the D-frequency estimate at Delta = z u "
           "(u a fixed off-axis unit vector), from RandomFourierFeatures(sampling='orthogonal') "
           "fits whose independent blocks are the replicates (analysis.orth_common). H0: Var = "

@@ -27,7 +27,7 @@ CLAIM = ("Replacing iid frequencies by low-discrepancy points mapped through the
          "uniform in the ball of radius 1/sigma) and the estimate is "
          "unbiased.")
 SOURCE = ("Yang, Sindhwani, Avron & Mahoney, ICML 2014; Avron et al., JMLR 17 (2016); Yu et al. "
-          "2016 Fig. 4 (LITERATURE §B.8)")
+          "2016 Fig. 4 (Avron et al., JMLR 2016)")
 DESIGN = ("Gaussian kernel, sigma = sqrt(d), n fixed points X ~ N(0, I_d) (one draw per d). "
           "For each sampling in (iid, qmc_halton, qmc_sobol) and each of R independently seeded "
           "RandomFourierFeatures fits with D_max frequencies, the Gram estimate with the first D "

@@ -27,7 +27,7 @@ CLAIM = ("Rudi & Rosasco (NIPS 2017, Thm 1 [R]): for kernel ridge regression wit
          "than N(lambda) cannot reproduce the exact estimator (lower side: m_knee grows at least "
          "like N(lambda_n)).")
 SOURCE = ("Rudi & Rosasco NIPS 2017 (arXiv:1602.04474) Thm 1 and §4 (N_inf, N(lambda)); "
-          "LITERATURE §B.9; issue 15")
+          "Rudi & Rosasco, NIPS 2017")
 DESIGN = ("Synthetic target in the RKHS: x uniform on [-1, 1]^2, f* = sum of 10 Gaussian bumps "
           "k(x, c_j) a_j (sigma = 0.3, c_j uniform, a_j ~ N(0, 1), fixed per seed), y = f* + "
           "N(0, 0.5^2).  R_data training sets of n_max points; the smaller n of the grid are "

@@ -22,7 +22,7 @@ CLAIM = ("Structured orthogonal random features W = (sqrt(d)/sigma) H D1 H D2 H 
          "derived here; D_1 integrated in closed form, (D_2, D_3) enumerated) are what the map "
          "must reproduce.")
 SOURCE = ("Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016, §4, Thm 3, Fig. 3 "
-          "(LITERATURE §B.5; THEORY §8.4, §5 P14)")
+          "(Yu et al., NIPS 2016; THEORY §8.4, §5 P14)")
 DESIGN = ("(1) Exact law, the verdict. Gaussian kernel, sigma = 1, d in law_ds (4, 8: the sign "
           "patterns are enumerable, analysis.sorf_law; 2^12 and 2^24 patterns). Inputs Delta: "
           "fixed random directions at z on a grid, and adversarial directions (a coordinate "

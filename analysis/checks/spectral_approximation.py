@@ -29,7 +29,7 @@ CLAIM = ("Avron, Kapralov, Musco, Musco, Velingker & Zandieh (ICML 2017, Thms 7 
 SOURCE = ("Avron et al., 'Random Fourier Features for Kernel Ridge Regression: Approximation "
           "Bounds and Statistical Guarantees', ICML 2017 (arXiv:1804.09893); Li, Ton, Oglic & "
           "Sejdinovic, 'Towards a Unified Analysis of Random Fourier Features', JMLR 22 (2021); "
-          "docs/theory/learning_curve.md; issue 33")
+          "docs/theory/learning_curve.md")
 DESIGN = ("n points uniform on [-1, 1] (one dimension: the leverage density is computed by "
           "quadrature), Gaussian kernel sigma = 0.1, lambda on a grid (units of K).  For each "
           "lambda, R randfeat.RandomFourierFeatures(2 M, sampling='leverage', ridge=lambda) maps "

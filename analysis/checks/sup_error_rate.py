@@ -25,7 +25,7 @@ CLAIM = ("Sriperumbudur & Szabo (2015): sup_{x,y in S} |k-hat_m - k| = O_p(sqrt(
          "RR Claim 1: <= 2^8 (sigma_p diam / eps)^2 exp(-D eps^2 / (4 (d + 2))).")
 SOURCE = ("Sriperumbudur & Szabo NIPS 2015 (arXiv:1506.02155) Thm 1 [R]; Sutherland & Schneider "
           "UAI 2015 (arXiv:1506.02785) Prop. 1-3 [R]; RR 2007 Claim 1; THEORY §2.5-2.8, "
-          "LITERATURE §B.3-B.4")
+          "Sriperumbudur & Szabó, NIPS 2015; Sutherland & Schneider, UAI 2015")
 DESIGN = ("Gaussian kernel sigma = 1, d = 1, paired RandomFourierFeatures with m frequencies "
           "(k-hat depends on Delta only, so the sup over M x M, M = [0, a], is the sup over "
           "Delta in [0, a]), certified by branch and bound (supsearch.certified_sup with the "

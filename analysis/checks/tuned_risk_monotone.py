@@ -20,7 +20,7 @@ CLAIM = ("Simon, Karkada, Ghosh & Belkin (2023, 'More is better in modern machin
          "function of the number of features (and of samples); the double-descent peak is an "
          "artefact of a fixed, too small ridge.")
 SOURCE = ("Simon, Karkada, Ghosh & Belkin, arXiv:2311.14646 (ICLR 2024), the 'more is better' "
-          "theorem for RF regression at optimal ridge; docs/theory/learning_curve.md; issue 33")
+          "theorem for RF regression at optimal ridge; docs/theory/learning_curve.md")
 DESIGN = ("Two datasets, a fixed training set of n rows and 2n test rows each, normalised to mean "
           "squared norm 1: the two-class Gaussian mixture in p = n/2 dimensions (y = +-1) and "
           "cpu_act (21 features as z-scores clipped at +-5, standardised target; skipped without "

@@ -18,7 +18,7 @@ CLAIM = ("E[z(x)'z(y)] = k(x, y): Bochner's theorem for random Fourier features 
          "both the paired map of Algorithm 1 and the phase-shift map), Fastfood rows marginally "
          "N(0, sigma^-2 I) (LSS 2013 Lemma 3) and its ball-sum spectrum (LSS §3.4), and random "
          "binning's collision probability (RR 2007 §4, Algorithm 2).")
-SOURCE = "RR 2007 §3 eq. (2), §4; LSS 2013 Lemma 3, §3.4; THEORY.md §2.1–2.2, §3.4, §4.2, §4.6"
+SOURCE = "RR 2007 §3 eq. (2), §4; LSS 2013 Lemma 3, §3.4; THEORY §2.1–2.2, §3.4, §4.2, §4.6"
 DESIGN = ("For each map, R independently seeded fitted maps (one replicate = one fit with its own "
           "random_state spawned from a SeedSequence). Each replicate evaluates k-hat(x0, x0 + "
           "Delta_i) from the estimator's transform for m fixed differences Delta_i along fixed "
