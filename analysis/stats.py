@@ -25,6 +25,7 @@ __all__ = [
     "clopper_pearson",
     "clopper_pearson_upper",
     "clopper_pearson_lower",
+    "sup_tail_detectable",
     "variance_test",
     "variance_ratio_interval",
     "loglog_slope",
@@ -353,6 +354,30 @@ def tail_tightening(values, eps, p0, level, power=POWER, conf=0.1):
     if not (q_lo > 0 and np.isfinite(q_lo)):
         return float("inf")
     return float(max(eps / q_lo, 1.0))
+
+
+def sup_tail_detectable(settings, tests, size_key, p0, alpha):
+    """The ``detectable`` list of a sup-tail check of a Rahimi-Recht claim (claim1: ``size_key``
+    "D", claim2: "P"): the smallest factor f by which the bound could be too tight in eps (a bound
+    stating P(sup >= eps_bound / f) <= ``p0``) that the run rejects with probability >= POWER at
+    one (setting, size): :func:`tail_tightening` of the certified lower ends of the sup, at the
+    Bonferroni level of ALL tests (conservative: a tighter bound makes more of them
+    non-vacuous).  Empty when no (setting, size) can reject."""
+    from analysis import power as _power
+
+    level = bonferroni(alpha, len(tests))
+    fs = []
+    for st in settings:
+        for s in st["sizes"]:
+            t = next(t for t in tests if t["d"] == st["d"] and t["a"] == st["a"]
+                     and t[size_key] == s[size_key])
+            fs.append(tail_tightening(s["lower"], t["eps_bound"], p0, level))
+    f = min(fs) if fs else float("inf")
+    if not np.isfinite(f):
+        return []
+    return [_power.effect("bound too tight in eps (it states the tail at eps_bound / f) by a "
+                          "factor", f, "factor", where=f"best-resolved (setting, {size_key})",
+                          probability=POWER)]
 
 
 def se_upper(se, n, conf=0.05):

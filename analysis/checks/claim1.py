@@ -283,24 +283,8 @@ def plot(res, v):
 
 
 def _detectable(res, tests):
-    """The smallest factor f by which the bound could be too tight in eps (a bound stating
-    P(sup >= eps_bound / f) <= delta) that this run rejects with probability >= stats.POWER
-    at one (setting, D): stats.tail_tightening of the certified lower ends, at the
-    Bonferroni level of ALL tests (conservative: a tighter bound makes more of them
-    non-vacuous)."""
-    level = stats.bonferroni(ALPHA, len(tests))
-    fs = []
-    for st in res["settings"]:
-        for s in st["sizes"]:
-            t = next(t for t in tests if t["d"] == st["d"] and t["a"] == st["a"]
-                     and t['D'] == s['D'])
-            fs.append(stats.tail_tightening(s["lower"], t["eps_bound"], DELTA, level))
-    f = min(fs) if fs else float("inf")
-    if not np.isfinite(f):
-        return []
-    return [_power.effect("bound too tight in eps (it states the tail at eps_bound / f) by a "
-                          "factor", f, "factor", where="best-resolved (setting, D)",
-                          probability=stats.POWER)]
+    """:func:`analysis.stats.sup_tail_detectable` of this run (sizes ``D``)."""
+    return stats.sup_tail_detectable(res["settings"], tests, "D", DELTA, ALPHA)
 
 
 @contextlib.contextmanager

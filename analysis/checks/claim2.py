@@ -254,6 +254,7 @@ def verdict(res):
             + ("none violated" if not fails else f"VIOLATED: {fails}")
             + (f" (its eps {slack.min():.1f}x to {slack.max():.1f}x the empirical "
                f"{1 - DELTA:g} quantile)" if len(slack) else ""))
+    det = _detectable(res, tests)
     return dict(verdict=verdict_,
                 statistic={"over_prediction_min": min(overs), "over_prediction_max": max(overs),
                            "over_prediction_min_ci95": rmin["over_ci"],
@@ -268,8 +269,7 @@ def verdict(res):
                            "per_comparison_level": level, "failed": fails},
                 tightness=float(1.0 / np.median(overs)), tightness_ci=report.tightness_ci(fin),
                 summary=summ, table=table, notes=notes,
-                detectable=_detectable(res, tests),
-                power=_power.statement(_detectable(res, tests)))
+                detectable=det, power=_power.statement(det))
 
 
 def plot(res, v):
@@ -298,24 +298,8 @@ def plot(res, v):
 
 
 def _detectable(res, tests):
-    """The smallest factor f by which the bound could be too tight in eps (a bound stating
-    P(sup > eps_bound / f) <= delta) that this run rejects with probability >= stats.POWER
-    at one (setting, P): stats.tail_tightening of the certified lower ends, at the
-    Bonferroni level of ALL tests (conservative: a tighter bound makes more of them
-    non-vacuous)."""
-    level = stats.bonferroni(ALPHA, len(tests))
-    fs = []
-    for st in res["settings"]:
-        for s in st["sizes"]:
-            t = next(t for t in tests if t["d"] == st["d"] and t["a"] == st["a"]
-                     and t['P'] == s['P'])
-            fs.append(stats.tail_tightening(s["lower"], t["eps_bound"], DELTA, level))
-    f = min(fs) if fs else float("inf")
-    if not np.isfinite(f):
-        return []
-    return [_power.effect("bound too tight in eps (it states the tail at eps_bound / f) by a "
-                          "factor", f, "factor", where="best-resolved (setting, P)",
-                          probability=stats.POWER)]
+    """:func:`analysis.stats.sup_tail_detectable` of this run (sizes ``P``)."""
+    return stats.sup_tail_detectable(res["settings"], tests, "P", DELTA, ALPHA)
 
 
 @contextlib.contextmanager
