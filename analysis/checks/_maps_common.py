@@ -158,3 +158,13 @@ def variance_mixture(cls, factor):
 
     with mock.patch.object(cls, "fit", fit), mock.patch.object(cls, "transform", transform):
         yield
+
+
+@contextlib.contextmanager
+def sketch_audit(cls, effect):
+    """The audit seam of a check whose effects are a relative bias of every feature product
+    (unit "relative": :func:`scaled_features`) and a variance inflation with the mean kept
+    (otherwise: :func:`variance_mixture`), both through ``cls``'s public fit/transform."""
+    seam = scaled_features if effect["unit"] == "relative" else variance_mixture
+    with seam(cls, effect["size"]):
+        yield

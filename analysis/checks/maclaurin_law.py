@@ -201,12 +201,8 @@ def audit(effect):
     """Inject ``effect`` through randfeat.RandomMaclaurin's public fit/transform."""
     import randfeat
 
-    if effect["unit"] == "relative":
-        with common.scaled_features(randfeat.RandomMaclaurin, effect["size"]):
-            yield
-    else:
-        with common.variance_mixture(randfeat.RandomMaclaurin, effect["size"]):
-            yield
+    with common.sketch_audit(randfeat.RandomMaclaurin, effect):
+        yield
 
 
 def plot(res, v):

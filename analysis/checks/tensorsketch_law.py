@@ -151,12 +151,8 @@ def audit(effect):
     """Inject ``effect`` through randfeat.PolynomialCountSketch's public fit/transform."""
     import randfeat
 
-    if effect["unit"] == "relative":
-        with common.scaled_features(randfeat.PolynomialCountSketch, effect["size"]):
-            yield
-    else:
-        with common.variance_mixture(randfeat.PolynomialCountSketch, effect["size"]):
-            yield
+    with common.sketch_audit(randfeat.PolynomialCountSketch, effect):
+        yield
 
 
 def plot(res, v):
