@@ -11,12 +11,15 @@ in the sup search), and then cross-checked against ``transform``.
 
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import numpy as np
 
 from analysis import truth
 
-__all__ = ["label", "build", "n_components", "transform_pair", "estimates", "row_terms",
-           "true_k", "padded_dim", "rff_frequencies", "library_kernel"]
+__all__ = ["label", "build", "sigma_scaled", "n_components", "transform_pair", "estimates",
+           "row_terms", "true_k", "padded_dim", "rff_frequencies", "library_kernel"]
 
 
 def label(spec) -> str:
@@ -145,3 +148,19 @@ def rff_frequencies(est):
     if W.shape != (n, d) or not np.allclose(np.cos(W @ x[0]) / np.sqrt(n), z[:n], atol=1e-6):
         raise AssertionError(f"frequencies_ of shape {W.shape} do not reproduce transform()")
     return W
+
+
+@contextlib.contextmanager
+def sigma_scaled(label_, factor):
+    """Within the block, :func:`build` makes the map whose :func:`label` is ``label_`` with its
+    sigma multiplied by ``factor`` (every other map unchanged): the bandwidth-error audit seam
+    of the checks that build their maps here."""
+    real = build
+
+    def scaled(spec, size, random_state, n_threads=1):
+        if label(spec) == label_:
+            spec = dict(spec, sigma=spec.get("sigma", 1.0) * factor)
+        return real(spec, size, random_state, n_threads)
+
+    with mock.patch(f"{__name__}.build", scaled):
+        yield

@@ -4,7 +4,6 @@ collisions, and the hashing mode's collision probability."""
 from __future__ import annotations
 
 import contextlib
-from unittest import mock
 
 import numpy as np
 from scipy import stats as _st
@@ -275,15 +274,7 @@ def audit(effect):
     name = effect["effect"]
     if not name.startswith("bandwidth (pitch scale) error") or "'" not in name:
         raise ValueError(f"binning_law.audit: unknown effect {name!r}")
-    lab = name.split("'")[1]
-    f = 1.0 + float(effect["size"])
-    real = maps.build
-
-    def build(spec, size, random_state, n_threads=1):
-        if maps.label(spec) == lab:
-            spec = dict(spec, sigma=spec.get("sigma", 1.0) * f)
-        return real(spec, size, random_state, n_threads)
-    with mock.patch.object(maps, "build", build):
+    with maps.sigma_scaled(name.split("'")[1], 1.0 + float(effect["size"])):
         yield
 
 

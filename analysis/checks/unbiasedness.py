@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from unittest import mock
 
 import numpy as np
 
@@ -285,15 +284,7 @@ def audit(effect):
     name = effect["effect"]
     if not name.startswith("bandwidth error") or "'" not in name:
         raise ValueError(f"unbiasedness.audit: unknown effect {name!r}")
-    lab = name.split("'")[1]
-    f = 1.0 + float(effect["size"])
-    real = maps.build
-
-    def build(spec, size, random_state, n_threads=1):
-        if maps.label(spec) == lab:
-            spec = dict(spec, sigma=spec.get("sigma", 1.0) * f)
-        return real(spec, size, random_state, n_threads)
-    with mock.patch.object(maps, "build", build):
+    with maps.sigma_scaled(name.split("'")[1], 1.0 + float(effect["size"])):
         yield
 
 
