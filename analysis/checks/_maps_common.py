@@ -22,6 +22,13 @@ from analysis import power, stats
 #: power of the stated effects
 POWER = 0.9
 Z_POWER = float(_st.norm.ppf(POWER))
+#: the power the bias effects are computed at: the statement says >= POWER, and the margin
+#: covers the normal approximation of a mean of heavy-tailed sketch estimates (Random
+#: Maclaurin's relative bias computed at exactly 0.9 was detected at 11 of 12 seeds) and the
+#: audit's own binomial error over a seed range (an effect of power exactly 0.9 is detected at
+#: fewer than 90 % of 50 seeds about half the time)
+DESIGN_POWER = 0.95
+Z_DESIGN = float(_st.norm.ppf(DESIGN_POWER))
 
 
 def pair_estimates(make, XY, seeds, progress=None):
@@ -76,14 +83,15 @@ def bias_effect(rows, level, what):
     r"""The smallest relative bias :math:`\epsilon` of k-hat (the features scaled by
     :math:`\sqrt{1+\epsilon}`, so k-hat by :math:`1+\epsilon` and its variance by
     :math:`(1+\epsilon)^2`) that the two-sided z-test of the most sensitive pair rejects with
-    probability >= 0.9: :math:`z \sim N(\epsilon k\sqrt{R/v}, (1+\epsilon)^2)`, so
-    :math:`\epsilon = (z_c + z_{0.9}) / (|k|\sqrt{R/v} - z_{0.9})`."""
+    probability >= 0.9 (computed at DESIGN_POWER = 0.95, a margin): :math:`z \sim
+    N(\epsilon k\sqrt{R/v}, (1+\epsilon)^2)`, so :math:`\epsilon = (z_c + z_{0.95}) /
+    (|k|\sqrt{R/v} - z_{0.95})`."""
     zc = stats.z_threshold(level)
     best, at = math.inf, None
     for r in rows:
         snr = abs(r["k"]) * math.sqrt(r["R"] / r["v"]) if r["v"] > 0 else 0.0
-        if snr > Z_POWER:
-            eps = (zc + Z_POWER) / (snr - Z_POWER)
+        if snr > Z_DESIGN:
+            eps = (zc + Z_DESIGN) / (snr - Z_DESIGN)
             if eps < best:
                 best, at = eps, r["label"]
     if not math.isfinite(best):
