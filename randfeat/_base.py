@@ -417,6 +417,17 @@ def ard_parts(kernel):
     return float(base.sigma), scales
 
 
+def divide_columns(A, scales):
+    """``A / scales`` column-wise in float64 (a new array; sparse stays sparse CSR, its stored
+    entries divided exactly as the dense ones are): the rows in the units of an ARD kernel's
+    unit-scale base, for the maps that read the rows at fit (Nystroem; leverage-weighted RFF)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        A.data /= scales[A.indices]
+        return A
+    return np.asarray(A, dtype=np.float64) / scales
+
+
 #: entries of X scaled at once by the ARD pass of the structured maps (in cache)
 ARD_BLOCK_ELEMENTS = 2 ** 17
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from randfeat._base import RandomFeaturesBase, _odd_paired
+from randfeat._base import RandomFeaturesBase, _odd_paired, divide_columns
 from randfeat._lib import _fourier
 from randfeat._parallel import blas_threads
 from randfeat._sampling import (
@@ -31,9 +31,12 @@ from randfeat.kernels import ShiftInvariantKernel
 
 __all__ = ["RandomFourierFeatures"]
 
-# The samplings whose frequencies take ARD length scales by a column-wise division (they draw
-# from the kernel's spectral law without reading X).
-_ARD_SAMPLINGS = frozenset({"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton"})
+# The samplings whose frequencies take ARD length scales by a column-wise division: those that
+# draw from the kernel's spectral law without reading X, and "leverage", whose density is then
+# that of the unit-scale kernel on the rows X / sigma (omega = omega_1 / sigma changes variables
+# in the leverage function; the importance weights p / q are invariant).
+_ARD_SAMPLINGS = frozenset({"iid", "orthogonal", "orthogonal_unit", "qmc_sobol", "qmc_halton",
+                            "leverage"})
 
 # Upper bound on the number of gemm blocks of one transform (see randfeat/_lib/_fourier.pyx):
 # fixed per machine so that the output never depends on the number of threads.
@@ -164,8 +167,11 @@ default "iid"
         times :math:`\sqrt{w_j}`, :math:`w_j = p(\omega_j)/q(\omega_j)` its importance weight
         (``frequency_weights_``), so the estimate stays exactly unbiased; exact leverage
         density by quadrature for d <= 2 and the Gaussian, Laplacian or Cauchy kernel, a
-        resampled pool otherwise (:func:`randfeat._sampling.leverage_frequencies`).  Not with a
-        dask array at fit (the density needs the rows).
+        resampled pool otherwise (:func:`randfeat._sampling.leverage_frequencies`).  With ARD
+        length scales: the unit-scale kernel's density on the rows :math:`X/\sigma`, the
+        frequencies divided by :math:`\sigma` (the same law, by the change of variables
+        :math:`\omega = \omega_1/\sigma`).  Not with a dask array at fit (the density needs
+        the rows).
     ridge : float or "auto", default "auto"
         :math:`\lambda` of the leverage density (``sampling="leverage"`` only), in the units of
         the kernel matrix :math:`K` of the fitted rows (:math:`n\alpha` for ridge regression
@@ -337,13 +343,16 @@ default "iid"
                           param=f"n_components={D}", func="RandomFourierFeatures.fit")
         # float64, then cast: shared stream for f32/f64
         wts, lev = None, {}
-        if self.sampling == "leverage":  # refused above with ARD scales (not in _ARD_SAMPLINGS)
-            W, wts, lev = leverage_frequencies(kernel, n_freq, X, rng, self.ridge)
+        if self.sampling == "leverage":
+            # ARD: the unit-scale kernel's leverage density on the rows X / sigma (the kernel
+            # matrix, hence the ridge and the statistical dimension, is the same)
+            Xl = X if scales is None else divide_columns(X, scales)
+            W, wts, lev = leverage_frequencies(base, n_freq, Xl, rng, self.ridge)
             lev["ridge"] *= X.shape[0] / lev["rows"]  # back to the units of all fitted rows
         else:
             W = sample_frequencies(base, n_freq, d, rng, self.sampling, self._n_threads())
-            if scales is not None:
-                W /= scales
+        if scales is not None:
+            W /= scales
         b = None
         if not paired:
             b = rng.uniform(0.0, 2.0 * np.pi, size=n_freq)

@@ -22,7 +22,7 @@ from sklearn.metrics.pairwise import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from randfeat._base import RandomFeaturesBase, data_sigma
+from randfeat._base import RandomFeaturesBase, data_sigma, divide_columns
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
 from randfeat.kernels._registry import _LOOKUP, _canonical
@@ -489,16 +489,6 @@ def _sq_distances(A, B):
     return np.maximum(D, 0.0, out=D)
 
 
-def _divide_columns(A, scales):
-    """``A / scales`` column-wise in float64 (a new array; sparse stays sparse CSR, its stored
-    entries divided exactly as the dense ones are)."""
-    if sp.issparse(A):
-        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
-        A.data /= scales[A.indices]
-        return A
-    return np.asarray(A, dtype=np.float64) / scales
-
-
 def _pair_function(kernel_, params):
     """pair(A, B): the kernel matrix between two blocks of rows, for the fitted ``kernel_``
     (and, for scikit-learn's kernels and callables, the parameters of the fit)."""
@@ -511,8 +501,8 @@ def _pair_function(kernel_, params):
             unit = _pair_function(kernel_, params)
 
             def ard(A, B):
-                return unit(_divide_columns(A, scales),
-                            None if B is None else _divide_columns(B, scales))
+                return unit(divide_columns(A, scales),
+                            None if B is None else divide_columns(B, scales))
             return ard
         if kernel_.name == "gaussian":
             g = 0.5 / kernel_.sigma**2

@@ -424,6 +424,40 @@ def test_rff_ard_refuses_samplings_that_read_the_data(monkeypatch):
         RandomFourierFeatures(8, sigma=SIGMA, sampling="other").fit(X)
 
 
+@pytest.mark.parametrize("d", [2, 5])        # quadrature (d <= 2) and pool leverage laws
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rff_leverage_ard_is_unit_scale_leverage_on_scaled_rows(d, sparse):
+    """sampling="leverage" with ARD scales: the unit-scale kernel's leverage law on the rows
+    X / sigma, the frequencies divided by sigma column-wise -- bit for bit the unit-scale fit on
+    X / sigma (same draws, weights, ridge and statistical dimension), features within the
+    rounding of the two projections.  A broken seam (the density of the unscaled rows, or the
+    frequencies left undivided) changes the weights or the frequencies and fails here."""
+    rng = np.random.default_rng(5)
+    Xd = rng.standard_normal((60, d))
+    s = np.linspace(0.5, 2.5, d)
+    a = RandomFourierFeatures(64, sigma=s, sampling="leverage", random_state=3).fit(
+        sp.csr_matrix(Xd) if sparse else Xd)
+    b = RandomFourierFeatures(64, sigma=1.0, sampling="leverage", random_state=3).fit(Xd / s)
+    np.testing.assert_array_equal(a.frequency_weights_, b.frequency_weights_)
+    np.testing.assert_array_equal(a.frequencies_, b.frequencies_ / s)
+    assert a.leverage_ridge_ == b.leverage_ridge_
+    assert a.statistical_dimension_ == b.statistical_dimension_
+    np.testing.assert_allclose(a.transform(Xd), b.transform(Xd / s), rtol=0, atol=1e-12)
+    # the law differs from the one of the unscaled rows (the seam is not a no-op)
+    c = RandomFourierFeatures(64, sigma=1.0, sampling="leverage", random_state=3).fit(Xd)
+    assert not np.array_equal(a.frequency_weights_, c.frequency_weights_)
+
+
+def test_rff_leverage_equal_ard_scales_are_the_scalar_sigma():
+    """Equal ARD scales (s, ..., s) with sampling="leverage" are sigma=s bit for bit."""
+    rng = np.random.default_rng(6)
+    Xd = rng.standard_normal((40, 3))
+    a = RandomFourierFeatures(32, sigma=[1.5] * 3, sampling="leverage", random_state=1).fit(Xd)
+    b = RandomFourierFeatures(32, sigma=1.5, sampling="leverage", random_state=1).fit(Xd)
+    np.testing.assert_array_equal(a.frequencies_, b.frequencies_)
+    np.testing.assert_array_equal(a.transform(Xd), b.transform(Xd))
+
+
 def test_binning_pitches_are_unit_pitches_times_sigma():
     """Binning: widths_ and shifts_ are the unit-scale grids times sigma, bit for bit (the same
     random stream: U * (t * sigma) is rounded as (U * t) * sigma is not, so the shifts are

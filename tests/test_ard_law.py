@@ -18,6 +18,8 @@ Statistical design.  Pairs (x, y) with x - y = z * sigma * u, u a unit direction
 * random binning: exact variance k(1 - k)/P (the P grids' collision indicators are iid
   Bernoulli(k));
 * SORF (d = 4): exact mean and variance of a block's estimate (enumeration), mean of R iid blocks;
+* RFF, sampling="leverage": the mean of R = 300 independently seeded fits (each its own pool)
+  against the kernel, with the sample variance (exactly unbiased: importance weights);
 * ORF, ORF', Fastfood (blocks share their random matrices; no closed form for the
   within-block covariance): the sample variance of R >= 2,000 iid blocks, as in
   tests/test_orthogonal.py and tests/test_fastfood.py; QMC: R = 300 independently scrambled
@@ -250,6 +252,39 @@ def test_rff_qmc_ard_unbiased(kern, sampling, global_random_seed):
 def test_rff_qmc_mutants_rejected(mutant, monkeypatch, global_random_seed):
     monkeypatch.setattr(ShiftInvariantKernel, "ard_split", MUTANTS[mutant])
     _check(_qmc_z(GaussianKernel(SIGMA), "qmc_sobol", global_random_seed), mutant)
+
+
+# ------------------------------------------------------------------------------ RFF leverage
+def _lev_z(kern, seed, R=300, D=256):
+    """Leverage-weighted RFF with ARD scales, fitted on the pairs' rows: R independently seeded
+    fits (each draws its own pool), the mean estimate against the ARD kernel with the sample
+    variance (t with R - 1 degrees of freedom).  Exactly unbiased whatever the density
+    (importance weights p/q), so the mean is the kernel at (x - y) / sigma."""
+    x, y, delta = _pairs(seed, SIGMA, RADII)
+    X = np.vstack([x, y])
+    n = len(RADII)
+    est = np.empty((R, n))
+    for r in range(R):
+        rff = RandomFourierFeatures(D, kernel=kern, sampling="leverage",
+                                    random_state=_seed(seed, 7, r)).fit(X)
+        Z = rff.transform(X)
+        est[r] = (Z[:n] * Z[n:]).sum(axis=1)
+    k = _unit(kern).k(delta / SIGMA)
+    return (est.mean(axis=0) - k) / (est.std(axis=0, ddof=1) / math.sqrt(R))
+
+
+@pytest.mark.parametrize("kern", [GaussianKernel(SIGMA), LaplacianKernel(SIGMA)],
+                         ids=["gauss", "lap"])
+def test_rff_leverage_ard_unbiased(kern, global_random_seed):
+    """sampling="leverage" with ARD scales (the unit-scale density on X / sigma, frequencies
+    divided by sigma) is unbiased for the ARD kernel: 2 kernels x 5 distances, |z| < 5."""
+    _check(_lev_z(kern, global_random_seed), None)
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS))
+def test_rff_leverage_mutants_rejected(mutant, monkeypatch, global_random_seed):
+    monkeypatch.setattr(ShiftInvariantKernel, "ard_split", MUTANTS[mutant])
+    _check(_lev_z(GaussianKernel(SIGMA), global_random_seed), mutant)
 
 
 SIGMA6 = np.array([0.8, 1.5, 3.0, 6.0, 1.2, 4.0])
