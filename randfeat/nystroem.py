@@ -25,7 +25,7 @@ from sklearn.utils.validation import validate_data
 from randfeat._base import RandomFeaturesBase, data_sigma, divide_columns
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
 from randfeat.kernels import ShiftInvariantKernel, get_kernel
-from randfeat.kernels._registry import _LOOKUP, _canonical
+from randfeat.kernels._registry import _LOOKUP, _canonical, median_metric
 from randfeat.sketch import _ReadOnlyFit
 
 __all__ = ["Nystroem", "successive_sampling"]
@@ -136,7 +136,9 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
         coordinate-wise, :math:`k_1` the kernel at unit scale, evaluated on the rows divided by
         :math:`\sigma` column-wise in float64 (both samplings).  It is the unit-scale map on
         ``X / sigma`` bit for bit; equal scales ``(s, ..., s)`` are ``sigma=s`` bit for bit.
-        Positive finite entries, one per column of ``X`` (ValueError otherwise).
+        Positive finite entries, one per column of ``X`` (ValueError otherwise).  ``"scale"``
+        and ``"median"`` choose it from the fit data (:func:`randfeat._base.data_sigma`; the
+        median distance is L1 for the Laplacian, Euclidean otherwise, as in every randfeat map).
     gamma, coef0, degree : float or None, default=None
         scikit-learn's kernel parameters (above).
     kernel_params : dict or None, default=None
@@ -304,7 +306,8 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
             sigma = (1.0 / math.sqrt(2.0 * self.gamma) if canon == "gaussian"
                      else 1.0 / self.gamma)
         elif isinstance(sigma, str) and not isinstance(self.kernel, ShiftInvariantKernel):
-            sigma = data_sigma(sigma, X)
+            # the kernel's own distance (L1 for the Laplacian), as every randfeat map
+            sigma = data_sigma(sigma, X, median_metric(self.kernel))
         kern = get_kernel(self.kernel, sigma, who="Nystroem", **extra)
         if kern.ard and kern.sigma.shape[0] != X.shape[1]:
             where = "" if sigma is not None else f" of the kernel instance {kern!r}"

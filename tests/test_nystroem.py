@@ -192,6 +192,11 @@ def test_sigma_gamma_rule():
     med = Nystroem(10, sigma="median", random_state=0).fit(X)
     from scipy.spatial.distance import pdist
     assert med.sigma_ == pytest.approx(np.median(pdist(X)))
+    # the Laplacian's median is an L1 distance (its exponent), as in every randfeat map
+    lap = Nystroem(10, kernel="laplacian", sigma="median", random_state=0).fit(X)
+    assert lap.sigma_ == pytest.approx(np.median(pdist(X, "cityblock")))
+    from randfeat import RandomFourierFeatures
+    assert lap.sigma_ == RandomFourierFeatures(8, kernel="laplacian", sigma="median").fit(X).sigma_
 
 
 def test_precomputed_matches_the_kernel_on_data():
