@@ -116,6 +116,29 @@ def test_a_learner_with_the_wrong_penalty_scale_fails(monkeypatch, global_random
     assert _failed(v)
 
 
+def test_a_float32_solve_without_refinement_fails(monkeypatch, global_random_seed, one_thread):
+    """gram_dtype="float32" solved by the float32 Cholesky factorisation alone (no float64
+    refinement): off by ~kappa u32 from the float64 solve of its statistics, far above the
+    check's 10 kappa eps sqrt(D) (the old whole-path bound, ||dG|| / pen = 0.14, let it pass)."""
+    import scipy.linalg
+
+    import randfeat.linear._solvers as solvers
+
+    def float32_only(A, alpha, c, out, SA=None):
+        M = np.tril(A) + np.tril(A, -1).T
+        M[np.diag_indices_from(M)] += alpha
+        f = scipy.linalg.cho_factor(M.astype(np.float32), lower=True)
+        out[...] = scipy.linalg.cho_solve(f, np.asarray(c, np.float32))
+        return 0
+
+    monkeypatch.setattr(solvers, "_posv_mixed", float32_only)
+    res, v = _run(global_random_seed)
+    f32 = [p for p in res["paths"] if p["kind"] == "float32"][0]
+    assert _failed(v) and "RandomFeatureRidge gram_dtype='float32'" in v["statistic"]["failed"], \
+        v["summary"]
+    assert f32["relerr"] > 100 * f32["bound"] and f32["relerr_numpy"] < f32["bound_numpy"]
+
+
 def test_an_exception_in_a_path_is_a_failure(monkeypatch, global_random_seed, one_thread):
     def boom(self, *a, **k):
         raise RuntimeError("solve exploded")
