@@ -139,6 +139,27 @@ def test_a_float32_solve_without_refinement_fails(monkeypatch, global_random_see
     assert f32["relerr"] > 100 * f32["bound"] and f32["relerr_numpy"] < f32["bound_numpy"]
 
 
+def test_a_float32_gram_off_by_1e4_fails(monkeypatch, global_random_seed, one_thread):
+    """Every chunk's float32 Gram added with a relative error of 1e-4 (a summation bug about 7
+    times float32's rounding bound at 256 rows): caught entrywise by the statistics test, although
+    the solve of those statistics is exact and the whole-path bound (0.14) would pass it."""
+    import randfeat._lib._gram as _lib
+
+    real = _lib.syrk_f32_into
+
+    def skewed(Zs, G, buf):
+        before = G.copy()
+        real(Zs, G, buf)
+        G[...] = before + (G - before) * (1 + 1e-4)
+
+    monkeypatch.setattr(_lib, "syrk_f32_into", skewed)
+    res, v = _run(global_random_seed)
+    f32 = [p for p in res["paths"] if p["kind"] == "float32"][0]
+    assert _failed(v) and "RandomFeatureRidge gram_dtype='float32'" in v["statistic"]["failed"], \
+        v["summary"]
+    assert f32["gram_ratio"] > 1 and f32["relerr"] <= f32["bound"]
+
+
 def test_an_exception_in_a_path_is_a_failure(monkeypatch, global_random_seed, one_thread):
     def boom(self, *a, **k):
         raise RuntimeError("solve exploded")
