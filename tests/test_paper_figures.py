@@ -207,3 +207,16 @@ def test_refresh_recomputes_the_per_row_caches(tiny, tmp_path, capsys):
     from paper_figures import _cache
     _run(args, capsys)  # the flag does not stick to later runs in the same process
     assert _cache.REFRESH is False
+
+
+@pytest.mark.parametrize("target, png", [("liao20_double_descent", "liao20_double_descent.png"),
+                                         ("yang12_nystrom_vs_rff", "yang12_nystrom_vs_rff.png")])
+def test_learning_curve_figures_render(target, png, tmp_path, capsys):
+    """The two figures of issue 33 regenerate end to end (the check's quick design with only 2
+    maps per point, synthetic data: a rendering test, the verdict of so few maps is not judged):
+    a figure and a table stating quick mode and the check's verdict."""
+    out = tmp_path / "out"
+    _run([target, "--quick", "--reps", "2", "--datasets", "synthetic", "--out", str(out)], capsys)
+    assert (out / png).stat().st_size > 1000
+    md = (out / png.replace(".png", ".md")).read_text()
+    assert "**QUICK MODE**" in md and "Verdict of the check on this run" in md
