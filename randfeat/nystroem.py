@@ -22,10 +22,10 @@ from sklearn.metrics.pairwise import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from randfeat._base import RandomFeaturesBase, data_sigma, divide_columns
+from randfeat._base import RandomFeaturesBase, divide_columns, resolve_kernel
 from randfeat._validation import N_THREADS_CONSTRAINT, RANDOM_STATE_CONSTRAINT, SIGMA_CONSTRAINT
-from randfeat.kernels import ShiftInvariantKernel, get_kernel
-from randfeat.kernels._registry import _LOOKUP, _canonical, median_metric
+from randfeat.kernels import ShiftInvariantKernel
+from randfeat.kernels._registry import _LOOKUP, _canonical
 from randfeat.sketch import _ReadOnlyFit
 
 __all__ = ["Nystroem", "successive_sampling"]
@@ -306,16 +306,9 @@ class Nystroem(_ReadOnlyFit, RandomFeaturesBase):
                 raise ValueError("Nystroem: gamma=0 is an infinite length scale; pass gamma > 0")
             sigma = (1.0 / math.sqrt(2.0 * self.gamma) if canon == "gaussian"
                      else 1.0 / self.gamma)
-        elif isinstance(sigma, str) and not isinstance(self.kernel, ShiftInvariantKernel):
-            # the kernel's own distance (L1 for the Laplacian), as every randfeat map
-            sigma = data_sigma(sigma, X, median_metric(self.kernel))
-        kern = get_kernel(self.kernel, sigma, who="Nystroem", **extra)
-        if kern.ard and kern.sigma.shape[0] != X.shape[1]:
-            where = "" if sigma is not None else f" of the kernel instance {kern!r}"
-            raise ValueError(
-                f"Nystroem: sigma{where} has {kern.sigma.shape[0]} length scales (ARD, one per "
-                f"feature) but X has {X.shape[1]} features; pass sigma of shape ({X.shape[1]},) "
-                "or a number")
+        # every randfeat map's rule: "scale"/"median" from X (the median in the kernel's own
+        # distance, L1 for the Laplacian), ARD scales checked against X's columns
+        kern = resolve_kernel(self.kernel, sigma, X, who="Nystroem", **extra)
         return kern, kern.sigma
 
     # ------------------------------------------------------------------ kernel matrices
