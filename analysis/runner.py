@@ -5,14 +5,11 @@ pool of fresh worker processes can unpickle :func:`run_one` by its importable na
 
 from __future__ import annotations
 
-import pathlib
 import time
 
 from analysis.repro import ResultCache, code_hash, from_jsonable, to_jsonable
 
 __all__ = ["code_version", "randfeat_version", "cache_key", "run_one"]
-
-HERE = pathlib.Path(__file__).resolve().parent
 
 
 def code_version() -> str:

@@ -19,11 +19,8 @@ from scipy import stats as _st
 from analysis import montecarlo as mc
 from analysis import power, stats
 
-#: power of the stated effects
-POWER = 0.9
-Z_POWER = float(_st.norm.ppf(POWER))
-#: the power the stated effects are computed at: the statement says >= POWER, and the margin
-#: covers the normal approximation of a mean of heavy-tailed sketch estimates (Random
+#: the power the stated effects are computed at: the statement says >= stats.POWER (0.9), and
+#: the margin covers the normal approximation of a mean of heavy-tailed sketch estimates (Random
 #: Maclaurin's relative bias computed at exactly 0.9 was detected at 11 of 12 seeds) and the
 #: audit's own binomial error over a seed range (an effect of power exactly 0.9 is detected at
 #: fewer than 90 % of 50 seeds with probability 0.38; at 0.95, Nystroem's landmark bias was

@@ -372,8 +372,8 @@ def run(params, seed, progress=None):
         C_scale = absZ.T @ np.abs(Y32)
         zty_ratio = float(np.max(np.abs(np.asarray(st.zty_, float) - Z32.T @ Y)
                                  / ((gam + u + sum64) * C_scale + 1e-300)))
-        mz, my = st._means(True)
         S = float(st.weight_sum_)
+        mz, my = np.asarray(st.z_sum_, float) / S, np.asarray(st.y_sum_, float) / S
         A = np.asarray(st.gram_, float) - S * np.outer(mz, mz)
         A[np.diag_indices_from(A)] += lam * S
         C = np.asarray(st.zty_, float) - S * np.outer(mz, my)
